@@ -1,0 +1,45 @@
+# Breja: `make run` serves everything on SQLite; `make test` runs the whole suite.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+PYTHON ?= python3
+DEV_ENV := DEBUG=1 ENVIRONMENT=development
+
+.PHONY: install install-dev run test lint bench migrate clean
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	mkdir -p var
+	$(DEV_ENV) $(PY) manage.py migrate --noinput -v0
+	$(DEV_ENV) $(PY) manage.py load_demo --if-empty
+	$(DEV_ENV) $(PY) manage.py collectstatic --noinput -v0
+	$(DEV_ENV) $(PY) manage.py export_datasets
+	@echo "Breja on http://127.0.0.1:$(PORT)/ (admin: /admin/, API: /api/v1/, MCP: /mcp)"
+	$(DEV_ENV) $(VENV)/bin/uvicorn config.asgi:application --host 127.0.0.1 --port $(PORT)
+
+test: install-dev
+	$(PY) -m tests.backends
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: install-dev
+	$(PY) -m bench.run
+
+clean:
+	rm -rf $(VENV) var

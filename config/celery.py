@@ -1,0 +1,21 @@
+"""Celery application: eager without a broker (make run), Redis in production."""
+
+import os
+
+from celery import Celery
+from celery.schedules import crontab
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("breja")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()
+
+# Periodic work (django-celery-beat's DatabaseScheduler also picks these entries up).
+app.conf.beat_schedule = {
+    **(app.conf.beat_schedule or {}),
+    "contacts-purge": {
+        "task": "submissions.tasks.contacts_purge",
+        "schedule": crontab(hour=6, minute=17),  # UTC; 03:17 in São Paulo
+    },
+}

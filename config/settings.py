@@ -1,0 +1,280 @@
+"""Breja settings, read from the environment (see the table in README.md)."""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+
+DEBUG = env.bool("DEBUG", default=False)
+ENVIRONMENT = env.str("ENVIRONMENT", default="development" if DEBUG else "production")
+if ENVIRONMENT not in {"production", "staging", "development"}:
+    raise ImproperlyConfigured("ENVIRONMENT must be production, staging or development")
+
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+if not SECRET_KEY:
+    if not DEBUG and ENVIRONMENT != "development":
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY is required unless DEBUG is on")
+    SECRET_KEY = "dev-only-insecure-key-never-used-in-production"
+
+SITE_NAME = env.str("SITE_NAME", default="Breja")
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+ATTRIBUTION = f"{SITE_NAME} ({SITE_URL}), ODbL 1.0"
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "corsheaders",
+    "rest_framework",
+    "drf_spectacular",
+    "django_celery_beat",
+    "beers",
+    "submissions",
+    "outreach",
+    "datasets",
+    "mcp_bridge",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    # Admin and page assets only; datasets change every few minutes and are served by datasets/.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "beers.api.middleware.ApiErrorMiddleware",
+    "corsheaders.middleware.CorsMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = None
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "django.template.context_processors.i18n",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'breja.sqlite3'}"),
+}
+_db = DATABASES["default"]
+if _db["ENGINE"] == "django.db.backends.postgresql":
+    # No persistent connections under ASGI (Django ticket 33497): a pool instead, bounded waits.
+    _db["CONN_MAX_AGE"] = 0
+    _opts = _db.setdefault("OPTIONS", {})
+    _opts.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=3))
+    _opts.setdefault(
+        "options", f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS', default=5000)}"
+    )
+    if env.bool("DB_POOL", default=True):
+        _opts.setdefault(
+            "pool",
+            {
+                "min_size": 1,
+                "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
+                "timeout": env.float("DB_POOL_TIMEOUT", default=3.0),
+            },
+        )
+else:
+    _db.setdefault("OPTIONS", {}).setdefault("timeout", 10)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache, Celery ----------------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", default="breja"),
+            "OPTIONS": {
+                "SOCKET_CONNECT_TIMEOUT": 1,
+                "SOCKET_TIMEOUT": 1,
+            },
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "breja",
+            "OPTIONS": {"MAX_ENTRIES": 20000},
+        }
+    }
+
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE = {
+    # Re-export the open datasets when the data changed (datasets/services.py).
+    "datasets-export-if-changed": {
+        "task": "datasets.tasks.datasets_export_if_changed",
+        "schedule": 300.0,
+    },
+}
+
+# --- Time, languages ---------------------------------------------------------------------------
+TIME_ZONE = env.str("TIME_ZONE", default="America/Sao_Paulo")
+USE_TZ = True
+USE_I18N = True
+LANGUAGE_CODE = "pt-br"
+LANGUAGES = [("pt-br", "Português (Brasil)"), ("en", "English")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+
+# --- Static files and storages -------------------------------------------------------------------
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+WHITENOISE_USE_FINDERS = DEBUG
+DATASETS_ROOT = Path(env.str("DATASETS_ROOT", default=str(VAR_DIR / "datasets")))
+DATASETS_S3_BUCKET = env.str("DATASETS_S3_BUCKET", default="")
+# Older generations are deleted this long after they stop being current (the previous one stays).
+DATASETS_GRACE_SECONDS = env.int("DATASETS_GRACE_SECONDS", default=900)
+# Re-export at least this often even when the change fingerprint did not move.
+DATASETS_MAX_AGE_SECONDS = env.int("DATASETS_MAX_AGE_SECONDS", default=3600)
+if DATASETS_S3_BUCKET:
+    _datasets_storage = {
+        # Sets ContentType and CacheControl on every object.
+        "BACKEND": "datasets.storage.DatasetsS3Storage",
+        "OPTIONS": {
+            "bucket_name": DATASETS_S3_BUCKET,
+            "endpoint_url": env.str("DATASETS_S3_ENDPOINT_URL", default="") or None,
+            "region_name": env.str("DATASETS_S3_REGION", default="") or None,
+            "location": env.str("DATASETS_S3_PREFIX", default=""),
+            "default_acl": None,
+            "file_overwrite": True,
+            "querystring_auth": False,
+        },
+    }
+else:
+    _datasets_storage = {
+        # Follows settings.DATASETS_ROOT at each use (tests point it at a temporary folder).
+        "BACKEND": "datasets.storage.DatasetsFileSystemStorage",
+    }
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "datasets": _datasets_storage,
+}
+
+# --- API -------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "beers.api.errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # ?format= is our filter (format type or code), not DRF's renderer switch.
+    "URL_FORMAT_OVERRIDE": None,
+    "COERCE_DECIMAL_TO_STRING": False,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Breja API",
+    "DESCRIPTION": "Crowd-sourced beer prices from Brazilian bars, ranked by price per litre.",
+    "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    # The same choice sets appear in answers and in write bodies: one name each.
+    "ENUM_NAME_OVERRIDES": {
+        "DealKindEnum": "beers.models.DealKind.values",
+        "VenueKindEnum": "beers.models.VenueKind.values",
+    },
+}
+
+CORS_URLS_REGEX = r"^/api/.*$"
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_CREDENTIALS = False
+
+READ_RATE_LIMIT = env.str("READ_RATE_LIMIT", default="120/min")
+WRITE_RATE_LIMIT = env.str("WRITE_RATE_LIMIT", default="10/min")
+WRITE_DAILY_CAP = env.int("WRITE_DAILY_CAP", default=20)
+TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
+TURNSTILE_SECRET_KEY = env.str("TURNSTILE_SECRET_KEY", default="")
+TURNSTILE_HOSTNAMES = env.list("TURNSTILE_HOSTNAMES", default=[])
+FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
+ADDRESS_HASH_KEY = env.str("ADDRESS_HASH_KEY", default=SECRET_KEY)
+OUTREACH_SECRET = env.str("OUTREACH_SECRET", default=SECRET_KEY)
+DEGRADED_FLAG_PATH = Path(env.str("DEGRADED_FLAG_PATH", default=str(VAR_DIR / "degraded.json")))
+LIVE_CACHE_SECONDS = env.int("LIVE_CACHE_SECONDS", default=600)
+
+# --- E-mail -----------------------------------------------------------------------------------
+EMAIL_BACKEND = env.str(
+    "EMAIL_BACKEND",
+    default="django.core.mail.backends.console.EmailBackend"
+    if DEBUG
+    else "django.core.mail.backends.smtp.EmailBackend",
+)
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default=f"{SITE_NAME} <nao-responda@localhost>")
+
+# --- Security -------------------------------------------------------------------------------
+SESSION_COOKIE_SECURE = not DEBUG
+CSRF_COOKIE_SECURE = not DEBUG
+# TLS usually ends at the proxy; production sets SECURE_SSL_REDIRECT=true (see README).
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+SECURE_REDIRECT_EXEMPT = [r"^api/v1/status$"]
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if TRUSTED_PROXY_CIDRS else None
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+SECURE_HSTS_PRELOAD = not DEBUG
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_200_000
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {
+        # Request bodies and addresses never reach logs: Django logs only status lines here.
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+    },
+}

@@ -1,0 +1,36 @@
+"""URLs: admin, the API under /api/v1/, the static datasets, the site pages."""
+
+from django.contrib import admin
+from django.http import HttpResponseServerError
+from django.urls import include, path
+
+from beers.api.errors import json_error
+from beers.views import not_found_page
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include("beers.api.urls")),
+    path("api/v1/", include("submissions.api.urls")),
+    path("api/v1/", include("outreach.urls")),
+    path("api/v1/", include("config.schema_urls")),
+    # Dataset files last: they match /api/v1/{city}/{file}.
+    path("api/v1/", include("datasets.urls")),
+    path("", include("beers.urls")),
+]
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
+def handler404(request, exception=None):
+    if _is_api(request):
+        return json_error(404, "Not found.")
+    lang = "en" if request.path == "/en" or request.path.startswith("/en/") else "pt-BR"
+    return not_found_page(request, lang)
+
+
+def handler500(request):
+    if _is_api(request):
+        return json_error(500, "Internal error.")
+    return HttpResponseServerError("<h1>Erro interno</h1>")

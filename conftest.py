@@ -1,0 +1,28 @@
+"""Project-wide test fixtures."""
+
+import pytest
+from django.core.cache import cache
+
+
+@pytest.fixture(autouse=True)
+def _clean_cache():
+    """Each test starts with an empty cache (answers, counters)."""
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_names():
+    """Rolled-back tests reuse ids: never carry the catalogue snapshot from one to the next."""
+    from beers.selectors import names
+
+    names.forget()
+    yield
+    names.forget()
+
+
+@pytest.fixture(autouse=True)
+def _no_degraded(settings, tmp_path):
+    settings.DEGRADED_FLAG_PATH = tmp_path / "degraded.json"
+    settings.DATASETS_ROOT = tmp_path / "datasets"

@@ -1,0 +1,45 @@
+"""The OpenAPI 3.1 description: valid, complete, and the live API conforms to it."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from openapi_spec_validator import validate
+
+from tests.conftest import make_deals
+
+
+def test_openapi_document_is_valid_3_1(client, db):
+    response = client.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    document = json.loads(response.content)
+    validate(document)
+    assert document["openapi"] == "3.1.0"
+    assert document["info"]["version"] == "1.0.0"
+    for path in ("/api/v1/status", "/api/v1/search", "/api/v1/cheapest", "/api/v1/venues/{id}"):
+        assert path in document["paths"], path
+
+
+def test_docs_page_renders(client, db):
+    response = client.get("/api/v1/docs")
+    assert response.status_code == 200
+    assert b"openapi.json" in response.content
+
+
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True, reset_sequences=True)
+def test_schemathesis_finds_no_failure_in_the_read_operations(live_server, bar, formats,
+                                                               settings):
+    settings.READ_RATE_LIMIT = "off"
+    make_deals(bar, formats, 5)
+    make_deals(bar, formats, 2, kind="happy_hour",
+               schedules=[{"days": [1, 2, 3, 4, 5], "start": "17:00", "end": "20:00"}])
+    result = subprocess.run(
+        [sys.executable, "-m", "schemathesis.cli", "run",
+         f"{live_server.url}/api/v1/openapi.json", "--checks", "all", "--mode", "all",
+         "--include-method", "GET", "--max-examples", "40", "--seed", "1", "--no-color"],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert "passed" in result.stdout and "404 Not Found" not in result.stdout
