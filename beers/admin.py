@@ -1,0 +1,303 @@
+"""Admin for moderators (pt-BR): cities, bairros, bars, the catalogue, prices and their checks.
+
+Money shows in reais; the price per litre is read from the generated column, never recomputed
+here. A price whose amount a moderator corrects gets a moderator check through the service,
+like every other check. Slugs, format codes and a price's bar and format are part of public
+links or of the price itself, so they are fixed once the row exists.
+"""
+
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.contrib import admin, messages
+from django.utils.formats import number_format
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from .models import (
+    Beer,
+    Brand,
+    CheckSource,
+    City,
+    Deal,
+    Format,
+    Neighbourhood,
+    PriceCheck,
+    Venue,
+)
+from .services import deal_record_check, neighbourhood_for_point
+
+admin.site.site_header = _("Breja · moderação")
+admin.site.site_title = _("Breja")
+admin.site.index_title = _("Preços, bares e cidades")
+
+CENT = Decimal("0.01")
+
+
+def brl(cents: float | int | None) -> str:
+    """Cents as reais the way people read them: 'R$ 1.234,50' (in pt-BR)."""
+    if cents is None:
+        return ""
+    reais = (Decimal(repr(cents)) / 100).quantize(CENT, rounding=ROUND_HALF_UP)
+    return f"R$ {number_format(reais, decimal_pos=2, force_grouping=True)}"
+
+
+class SlugFixedOnChangeMixin:
+    """Fields that other rows or public links rely on can be set once, then only read."""
+
+    fixed_on_change: tuple[str, ...] = ("slug",)
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return fields + self.fixed_on_change if obj is not None else fields
+
+    def get_prepopulated_fields(self, request, obj=None):
+        return {} if obj is not None else super().get_prepopulated_fields(request, obj)
+
+
+@admin.register(City)
+class CityAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+    list_display = ("name", "state", "slug", "timezone", "active")
+    list_filter = ("active", "state", "timezone")
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Neighbourhood)
+class NeighbourhoodAdmin(admin.ModelAdmin):
+    list_display = ("name", "city", "slug", "has_boundary")
+    list_filter = ("city",)
+    list_select_related = ("city",)
+    search_fields = ("name", "slug", "city__name")
+    autocomplete_fields = ("city",)
+    prepopulated_fields = {"slug": ("name",)}
+
+    @admin.display(boolean=True, description=_("tem limite"))
+    def has_boundary(self, obj: Neighbourhood) -> bool:
+        return bool(obj.boundary)
+
+
+class DealInline(admin.TabularInline):
+    """A bar's prices at a glance; each opens on its own page."""
+
+    model = Deal
+    fk_name = "venue"
+    fields = (
+        "format",
+        "beer",
+        "units",
+        "packaging",
+        "kind",
+        "price",
+        "per_litre",
+        "status",
+        "verified_at",
+    )
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+    show_change_link = True
+    ordering = ("price_per_litre", "id")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("format", "beer")
+
+    @admin.display(description=_("preço"), ordering="price_cents")
+    def price(self, obj: Deal) -> str:
+        return brl(obj.price_cents)
+
+    @admin.display(description=_("preço por litro"), ordering="price_per_litre")
+    def per_litre(self, obj: Deal) -> str:
+        return f"{brl(obj.price_per_litre)}/L" if obj.price_per_litre is not None else "—"
+
+
+@admin.register(Venue)
+class VenueAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+    list_display = ("name", "city", "neighbourhood", "kind", "status", "on_site", "instagram")
+    list_filter = ("status", "kind", "on_site", "city")
+    list_select_related = ("city", "neighbourhood")
+    search_fields = ("name", "slug", "address", "instagram", "neighbourhood__name")
+    autocomplete_fields = ("city", "neighbourhood")
+    prepopulated_fields = {"slug": ("name",)}
+    readonly_fields = ("created_at",)
+    fieldsets = (
+        (None, {"fields": ("city", "name", "slug", "kind", "on_site", "status")}),
+        (_("onde"), {"fields": ("address", "lat", "lng", "neighbourhood")}),
+        (_("detalhes"), {"fields": ("instagram", "opening_hours", "attributes", "created_at")}),
+    )
+    inlines = (DealInline,)
+
+    def save_model(self, request, obj: Venue, form, change):
+        if obj.neighbourhood_id is None:
+            # Left blank: the bairro whose boundary holds the point, as for any new bar.
+            obj.neighbourhood = neighbourhood_for_point(city=obj.city, lat=obj.lat, lng=obj.lng)
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Brand)
+class BrandAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+    list_display = ("name", "slug")
+    search_fields = ("name", "slug")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Beer)
+class BeerAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+    list_display = ("name", "brand", "slug")
+    list_filter = ("brand",)
+    list_select_related = ("brand",)
+    search_fields = ("name", "slug", "brand__name")
+    autocomplete_fields = ("brand",)
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Format)
+class FormatAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+    # Prices copy the volume of their format: code, type and volume never change.
+    fixed_on_change = ("code", "type", "volume_ml")
+    list_display = ("code", "label_pt", "label_en", "type", "volume_ml")
+    list_filter = ("type",)
+    search_fields = ("code", "label_pt", "label_en")
+    ordering = ("type", "volume_ml")
+
+
+class PriceCheckInline(admin.TabularInline):
+    model = PriceCheck
+    fields = ("checked_at", "price", "source")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+
+    @admin.display(description=_("preço"), ordering="price_cents")
+    def price(self, obj: PriceCheck) -> str:
+        return brl(obj.price_cents)
+
+
+@admin.register(Deal)
+class DealAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "venue",
+        "city",
+        "beer_or_brand",
+        "format",
+        "units",
+        "packaging",
+        "kind",
+        "price",
+        "per_litre",
+        "status",
+        "verified_at",
+        "confirmations",
+        "open_disputes",
+    )
+    list_display_links = ("id", "venue")
+    list_filter = ("status", "kind", "packaging", "format__type", "city", "verified_at")
+    list_select_related = ("venue", "city", "beer", "brand", "format")
+    search_fields = (
+        "=id",
+        "venue__name",
+        "venue__slug",
+        "beer__name",
+        "brand__name",
+        "format__code",
+    )
+    autocomplete_fields = ("beer", "brand")
+    date_hierarchy = "verified_at"
+    ordering = ("-verified_at", "-id")
+    readonly_fields = (
+        "venue",
+        "format",
+        "city",
+        "volume_ml",
+        "per_litre",
+        "verified_at",
+        "created_at",
+        "confirmations",
+        "open_disputes",
+    )
+    fieldsets = (
+        (None, {"fields": ("venue", "city", "status")}),
+        (_("o que"), {"fields": ("beer", "brand", "format", "volume_ml", "units", "packaging")}),
+        (
+            _("preço"),
+            {
+                "fields": (
+                    "kind",
+                    "price_cents",
+                    "per_litre",
+                    "open_bar_minutes",
+                    "service_charge_pct",
+                    "couvert_cents",
+                    "conditions",
+                )
+            },
+        ),
+        (_("quando"), {"fields": ("valid_from", "valid_until", "schedules")}),
+        (
+            _("checagens"),
+            {"fields": ("verified_at", "created_at", "confirmations", "open_disputes")},
+        ),
+    )
+    inlines = (PriceCheckInline,)
+    actions = ("record_check",)
+
+    def has_add_permission(self, request):
+        # Prices arrive through submissions and their review, which record the first check.
+        return False
+
+    @admin.display(description=_("cerveja"), ordering="beer__name")
+    def beer_or_brand(self, obj: Deal) -> str:
+        return str(obj.beer or obj.brand or "—")
+
+    @admin.display(description=_("preço"), ordering="price_cents")
+    def price(self, obj: Deal) -> str:
+        return brl(obj.price_cents)
+
+    @admin.display(description=_("preço por litro"), ordering="price_per_litre")
+    def per_litre(self, obj: Deal) -> str:
+        return f"{brl(obj.price_per_litre)}/L" if obj.price_per_litre is not None else "—"
+
+    def save_model(self, request, obj: Deal, form, change):
+        super().save_model(request, obj, form, change)
+        if change and "price_cents" in form.changed_data:
+            deal_record_check(deal=obj, source=CheckSource.MODERATOR, price_cents=obj.price_cents)
+
+    @admin.action(description=_("Registrar checagem: preço conferido hoje"))
+    def record_check(self, request, queryset):
+        deals = list(queryset)
+        for deal in deals:
+            deal_record_check(deal=deal, source=CheckSource.MODERATOR)
+        count = len(deals)
+        self.message_user(
+            request,
+            ngettext("%d preço checado.", "%d preços checados.", count) % count,
+            messages.SUCCESS,
+        )
+
+
+@admin.register(PriceCheck)
+class PriceCheckAdmin(admin.ModelAdmin):
+    """History of checks: read-only, every check comes from a service."""
+
+    list_display = ("checked_at", "price_of", "price", "source")
+    list_filter = ("source", "checked_at")
+    list_select_related = ("deal__venue", "deal__format")
+    search_fields = ("=deal__id", "deal__venue__name")
+    date_hierarchy = "checked_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description=_("preço"), ordering="price_cents")
+    def price(self, obj: PriceCheck) -> str:
+        return brl(obj.price_cents)
+
+    @admin.display(description=_("de"), ordering="deal_id")
+    def price_of(self, obj: PriceCheck) -> str:
+        deal = obj.deal
+        return f"#{deal.pk} {deal.venue} · {deal.format.label_pt}"

@@ -1,0 +1,112 @@
+"""One mapping from every error to the ErrorResponse shape (HackSoft's exception handler)."""
+
+import logging
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+
+from beers.errors import ApplicationError, Issue
+
+logger = logging.getLogger(__name__)
+
+STATUS_CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "invalid_request",
+    413: "payload_too_large",
+    415: "invalid_request",
+    422: "unprocessable",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+
+def flatten_issues(detail, prefix: str = "") -> list[Issue]:
+    """DRF's nested error detail as a flat list of dotted paths (`schedules.0.days.2`)."""
+    issues: list[Issue] = []
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key == "non_field_errors":
+                path = prefix
+            issues.extend(flatten_issues(value, path))
+    elif isinstance(detail, list):
+        if all(not isinstance(v, dict | list) for v in detail):
+            for v in detail:
+                issues.append(Issue(prefix or "body", str(v)))
+        else:
+            for i, value in enumerate(detail):
+                if value in ({}, [], None):
+                    continue
+                if isinstance(value, dict | list):
+                    issues.extend(flatten_issues(value, f"{prefix}.{i}" if prefix else str(i)))
+                else:
+                    issues.append(Issue(prefix or "body", str(value)))
+    else:
+        issues.append(Issue(prefix or "body", str(detail)))
+    return issues
+
+
+def error_body(code: str, message: str = "", issues: list[Issue] | None = None) -> dict:
+    body: dict = {"error": code}
+    if message:
+        body["message"] = message
+    if issues:
+        body["issues"] = [{"path": i.path, "message": i.message} for i in issues]
+    return body
+
+
+def application_error_response(exc: ApplicationError) -> Response:
+    body = error_body(exc.code, exc.message, exc.issues)
+    if exc.code == "degraded":
+        body.setdefault("datasets", "/api/v1/index.json")
+    return Response(body, status=exc.status, headers=exc.headers or None)
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, ApplicationError):
+        return application_error_response(exc)
+    if isinstance(exc, Http404):
+        return Response(error_body("not_found", "Not found."), status=404)
+    if isinstance(exc, PermissionDenied):
+        return Response(error_body("forbidden", "Forbidden."), status=403)
+    if isinstance(exc, drf.ValidationError):
+        return Response(
+            error_body("invalid_request", "Invalid request.", flatten_issues(exc.detail)),
+            status=400,
+        )
+    if isinstance(exc, drf.ParseError):
+        return Response(
+            error_body("invalid_request", "The body is not valid JSON.",
+                       [Issue("body", "The body is not valid JSON.")]),
+            status=400,
+        )
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return Response(
+            error_body("invalid_request", "The body must be application/json.",
+                       [Issue("body", "Send Content-Type: application/json.")]),
+            status=400,
+        )
+    if isinstance(exc, drf.Throttled):
+        headers = {"Retry-After": str(int(exc.wait or 60))}
+        return Response(error_body("rate_limited", "Too many requests."), status=429,
+                        headers=headers)
+    if isinstance(exc, drf.APIException):
+        status = exc.status_code
+        code = STATUS_CODES.get(status, "internal_error" if status >= 500 else "invalid_request")
+        return Response(error_body(code, str(exc.detail)), status=status)
+    logger.exception("Unhandled error in %s", context.get("view").__class__.__name__)
+    return Response(error_body("internal_error", "Internal error."), status=500)
+
+
+def json_error(status: int, message: str = "", **extra) -> JsonResponse:
+    """An ErrorResponse outside DRF (Django's 404/500 handlers, middleware)."""
+    body = error_body(STATUS_CODES.get(status, "internal_error"), message)
+    body.update(extra)
+    return JsonResponse(body, status=status)

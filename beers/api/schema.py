@@ -1,0 +1,180 @@
+"""OpenAPI components of the public answers (documentation only; selectors build the JSON)."""
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from rest_framework import serializers
+
+from beers.models import DealKind, VenueKind
+
+KINDS = DealKind.values
+CITY_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+
+
+class IssueSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ErrorResponse(serializers.Serializer):
+    error = serializers.CharField(help_text="machine-readable code")
+    message = serializers.CharField(required=False)
+    issues = IssueSerializer(many=True, required=False)
+
+
+class DegradedResponse(serializers.Serializer):
+    error = serializers.ChoiceField(choices=["degraded"])
+    message = serializers.CharField()
+    datasets = serializers.CharField(help_text="address of the static datasets")
+
+
+class Received(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["received", "duplicate"])
+
+
+class RateLimits(serializers.Serializer):
+    read = serializers.BooleanField()
+    write = serializers.BooleanField()
+
+
+class StatusResponse(serializers.Serializer):
+    ok = serializers.BooleanField()
+    time = serializers.DateTimeField()
+    environment = serializers.ChoiceField(choices=["production", "staging", "development"])
+    db = serializers.BooleanField()
+    rateLimits = RateLimits()  # noqa: N815 - the interface's name
+
+
+class PublicDeal(serializers.Serializer):
+    id = serializers.IntegerField(help_text="price id (for confirm, dispute and reports)")
+    venue = serializers.CharField()
+    neighbourhood = serializers.CharField(allow_null=True)
+    url = serializers.CharField()
+    beer = serializers.CharField()
+    brand = serializers.CharField(allow_null=True)
+    serving = serializers.CharField()
+    format = serializers.CharField()
+    price_brl = serializers.FloatField()
+    price_per_litre_brl = serializers.FloatField(required=False)
+    open_bar_minutes = serializers.IntegerField(required=False, allow_null=True)
+    price_label = serializers.CharField()
+    kind = serializers.ChoiceField(choices=KINDS)
+    when = serializers.CharField(allow_null=True)
+    service_charge_pct = serializers.IntegerField(allow_null=True)
+    couvert_brl = serializers.FloatField(allow_null=True)
+    conditions = serializers.CharField(allow_null=True)
+    verified_on = serializers.DateField()
+    possibly_out_of_date = serializers.BooleanField()
+    confirmations = serializers.IntegerField()
+    distance_m = serializers.IntegerField(required=False)
+
+
+class DealsResponse(serializers.Serializer):
+    city = serializers.CharField()
+    city_url = serializers.CharField()
+    as_of = serializers.DateTimeField()
+    count = serializers.IntegerField()
+    deals = PublicDeal(many=True)
+    source = serializers.CharField()
+
+
+class CheapestResponse(DealsResponse):
+    local_time = serializers.DateTimeField(required=False)
+
+
+class PublicVenue(serializers.Serializer):
+    id = serializers.IntegerField()
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    url = serializers.CharField(allow_null=True)
+    kind = serializers.ChoiceField(choices=VenueKind.values)
+    drink_on_site = serializers.BooleanField()
+    neighbourhood = serializers.CharField(allow_null=True)
+    address = serializers.CharField(allow_null=True)
+    lat = serializers.FloatField()
+    lng = serializers.FloatField()
+    instagram = serializers.CharField(allow_null=True)
+    opening_hours = serializers.CharField(allow_null=True)
+    attributes = serializers.ListField(child=serializers.CharField())
+    status = serializers.ChoiceField(choices=["open", "closed"])
+
+
+class VenueResponse(DealsResponse):
+    venue = PublicVenue()
+
+
+def _q(name, type_, description, *, required=False, enum=None, pattern=None, minimum=None,
+       maximum=None, exclusive_minimum=False, default=None, min_length=None, max_length=None,
+       nullable=False, examples=None):
+    schema: dict = {}
+    if examples:
+        schema["examples"] = examples
+    if pattern:
+        schema["pattern"] = pattern
+    if min_length is not None:
+        schema["minLength"] = min_length
+    if max_length is not None:
+        schema["maxLength"] = max_length
+    if minimum is not None:
+        schema["exclusiveMinimum" if exclusive_minimum else "minimum"] = minimum
+    if maximum is not None:
+        schema["maximum"] = maximum
+    if enum:
+        schema["enum"] = enum
+    if default is not None:
+        schema["default"] = default
+    base = {OpenApiTypes.STR: "string", OpenApiTypes.INT: "integer",
+            OpenApiTypes.NUMBER: "number"}[type_]
+    schema["type"] = [base, "null"] if nullable else base
+    return OpenApiParameter(name, type=schema, location=OpenApiParameter.QUERY,
+                            required=required, description=description)
+
+
+LANG = _q("lang", OpenApiTypes.STR, "language of labels, schedules and page links",
+          enum=["pt-BR", "en"], default="pt-BR")
+CITY = _q("city", OpenApiTypes.STR, "city slug", required=True, pattern=CITY_PATTERN,
+          examples=["sao-paulo"])
+FORMAT = _q("format", OpenApiTypes.STR, "format type (e.g. lata) or code (e.g. garrafa_600)",
+            pattern=r"^[a-z0-9_-]{2,40}$", min_length=2, max_length=40)
+
+SEARCH_PARAMETERS = [
+    CITY,
+    _q("neighbourhood", OpenApiTypes.STR, "bairro slug", pattern=r"^[a-z0-9-]{1,120}$"),
+    _q("brand", OpenApiTypes.STR, "brand slug", pattern=r"^[a-z0-9-]{1,120}$"),
+    FORMAT,
+    _q("kind", OpenApiTypes.STR, "kind of price; open bars only with open_bar", enum=KINDS),
+    _q("max_price_per_litre", OpenApiTypes.NUMBER, "BRL per litre", minimum=0,
+       exclusive_minimum=True, maximum=1000),
+    _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=50, default=20),
+    LANG,
+]
+CHEAPEST_PARAMETERS = [
+    CITY,
+    _q("lat", OpenApiTypes.NUMBER, "latitude of the point", minimum=-90, maximum=90,
+       nullable=True),
+    _q("lng", OpenApiTypes.NUMBER, "longitude of the point", minimum=-180, maximum=180,
+       nullable=True),
+    _q("radius_m", OpenApiTypes.INT, "metres around lat/lng", minimum=100, maximum=10000,
+       default=2000),
+    FORMAT,
+    _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=50, default=10),
+    LANG,
+]
+VENUE_PARAMETERS = [
+    OpenApiParameter("id", type={"type": "integer", "minimum": 1, "examples": [1]},
+                     location=OpenApiParameter.PATH, description="bar id (static venue files)"),
+    LANG,
+]
+
+
+def error(description: str) -> OpenApiResponse:
+    return OpenApiResponse(ErrorResponse, description=description)
+
+
+def read_responses(ok) -> dict:
+    return {
+        200: ok,
+        400: error("invalid query (invalid_request, with issues)"),
+        404: error("unknown city or bar"),
+        429: error("too many requests (rate_limited)"),
+        503: OpenApiResponse(DegradedResponse, description="degraded: use the static datasets"),
+    }

@@ -1,0 +1,55 @@
+"""Who is asking: the client address (trusted proxies only) and its keyed hash."""
+
+import hashlib
+import hmac
+import ipaddress
+from functools import lru_cache
+
+from django.conf import settings
+
+
+@lru_cache(maxsize=8)
+def _trusted_networks(cidrs: tuple[str, ...]):
+    return tuple(ipaddress.ip_network(c.strip(), strict=False) for c in cidrs if c.strip())
+
+
+def _is_trusted(addr: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(addr)
+    except ValueError:
+        return False
+    return any(ip in net for net in _trusted_networks(tuple(settings.TRUSTED_PROXY_CIDRS)))
+
+
+def _valid_ip(value: str) -> str | None:
+    value = value.strip()
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        return None
+
+
+def client_ip_from_meta(meta) -> str:
+    """REMOTE_ADDR, unless it is a trusted proxy: then CF-Connecting-IP, then the right-most
+    X-Forwarded-For entry that is not itself a trusted proxy."""
+    remote = meta.get("REMOTE_ADDR", "") or ""
+    if not _is_trusted(remote):
+        return remote
+    cf = _valid_ip(meta.get("HTTP_CF_CONNECTING_IP", "") or "")
+    if cf:
+        return cf
+    for entry in reversed((meta.get("HTTP_X_FORWARDED_FOR", "") or "").split(",")):
+        ip = _valid_ip(entry)
+        if ip and not _is_trusted(ip):
+            return ip
+    return remote
+
+
+def client_ip(request) -> str:
+    return client_ip_from_meta(request.META)
+
+
+def address_hash(ip: str) -> str:
+    """A keyed hash of an address: the only form in which an address is ever stored."""
+    key = settings.ADDRESS_HASH_KEY.encode()
+    return hmac.new(key, ip.encode(), hashlib.sha256).hexdigest()

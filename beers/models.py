@@ -1,0 +1,418 @@
+"""Cities, bairros, venues, the beer catalogue and prices (deals).
+
+Every bound of the interface that concerns stored data is also a database CheckConstraint, so
+a bad row is refused by the database itself, whatever door it came through.
+"""
+
+import zoneinfo
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.db.models import Case, F, Q, When
+from django.db.models.functions import Cast
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+SLUG_RE = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+FORMAT_CODE_RE = r"^[a-z][a-z_]*_[0-9]+$"
+INSTAGRAM_RE = r"^[a-z0-9._]{1,30}$"
+UF_CODES = (
+    "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO".split()
+)
+
+
+def validate_timezone(value: str) -> None:
+    """An IANA zone name that this machine's tz database knows."""
+    if value not in zoneinfo.available_timezones():
+        raise ValidationError(_("%(value)s is not an IANA time zone"), params={"value": value})
+
+
+class City(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(_("nome"), max_length=80)
+    state = models.CharField(_("UF"), max_length=2, choices=[(uf, uf) for uf in UF_CODES])
+    timezone = models.CharField(
+        _("fuso horário"), max_length=64, validators=[validate_timezone]
+    )
+    lat = models.FloatField()
+    lng = models.FloatField()
+    active = models.BooleanField(_("ativa"), default=False)
+
+    class Meta:
+        verbose_name = _("cidade")
+        verbose_name_plural = _("cidades")
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="city_slug_format"),
+            models.CheckConstraint(condition=Q(state__in=UF_CODES), name="city_state_uf"),
+            models.CheckConstraint(condition=Q(lat__gte=-90, lat__lte=90), name="city_lat_range"),
+            models.CheckConstraint(
+                condition=Q(lng__gte=-180, lng__lte=180), name="city_lng_range"
+            ),
+            models.CheckConstraint(condition=~Q(timezone=""), name="city_timezone_set"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.state})"
+
+    @property
+    def tz(self) -> zoneinfo.ZoneInfo:
+        return zoneinfo.ZoneInfo(self.timezone)
+
+    def local_now(self):
+        return timezone.now().astimezone(self.tz)
+
+
+class Neighbourhood(models.Model):
+    city = models.ForeignKey(City, on_delete=models.CASCADE, related_name="neighbourhoods")
+    slug = models.SlugField(max_length=80)
+    name = models.CharField(_("nome"), max_length=120)
+    boundary = models.JSONField(
+        _("limite (GeoJSON)"), null=True, blank=True,
+        help_text=_("Geometria GeoJSON (Polygon ou MultiPolygon), lon/lat WGS 84."),
+    )
+
+    class Meta:
+        verbose_name = _("bairro")
+        verbose_name_plural = _("bairros")
+        ordering = ["city", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["city", "slug"], name="neighbourhood_slug_per_city"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=SLUG_RE), name="neighbourhood_slug_format"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class VenueKind(models.TextChoices):
+    BAR = "bar", _("bar")
+    BOTECO = "boteco", _("boteco")
+    PUB = "pub", _("pub")
+    BARRACA = "barraca", _("barraca")
+    RESTAURANTE = "restaurante", _("restaurante")
+    DEPOSITO = "deposito", _("depósito")
+    CERVEJARIA = "cervejaria", _("cervejaria")
+    OUTRO = "outro", _("outro")
+
+
+class VenueStatus(models.TextChoices):
+    OPEN = "open", _("aberto")
+    CLOSED = "closed", _("fechado")
+
+
+VENUE_ATTRIBUTES = ("musica_ao_vivo", "transmite_jogos", "area_externa", "pe_na_areia")
+
+
+class Venue(models.Model):
+    city = models.ForeignKey(City, on_delete=models.PROTECT, related_name="venues")
+    slug = models.SlugField(max_length=140)
+    name = models.CharField(_("nome"), max_length=120)
+    kind = models.CharField(_("tipo"), max_length=16, choices=VenueKind.choices)
+    on_site = models.BooleanField(_("consumo no local"), default=True)
+    neighbourhood = models.ForeignKey(
+        Neighbourhood, on_delete=models.SET_NULL, null=True, blank=True, related_name="venues"
+    )
+    address = models.CharField(_("endereço"), max_length=200, blank=True, default="")
+    lat = models.FloatField()
+    lng = models.FloatField()
+    instagram = models.CharField(max_length=30, blank=True, default="")
+    opening_hours = models.CharField(_("horário"), max_length=255, blank=True, default="")
+    attributes = models.JSONField(_("atributos"), default=list, blank=True)
+    status = models.CharField(
+        max_length=8, choices=VenueStatus.choices, default=VenueStatus.OPEN
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name = _("bar")
+        verbose_name_plural = _("bares")
+        ordering = ["city", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["city", "slug"], name="venue_slug_per_city"),
+            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="venue_slug_format"),
+            models.CheckConstraint(
+                condition=Q(kind__in=VenueKind.values), name="venue_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=VenueStatus.values), name="venue_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(lat__gte=-90, lat__lte=90), name="venue_lat_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(lng__gte=-180, lng__lte=180), name="venue_lng_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(instagram="") | Q(instagram__regex=INSTAGRAM_RE),
+                name="venue_instagram_format",
+            ),
+        ]
+        indexes = [models.Index(fields=["city", "lat", "lng"], name="venue_city_point")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self):
+        bad = [a for a in (self.attributes or []) if a not in VENUE_ATTRIBUTES]
+        if bad or len(self.attributes or []) > len(VENUE_ATTRIBUTES):
+            raise ValidationError({"attributes": _("Atributos desconhecidos: %s") % bad})
+
+
+class Brand(models.Model):
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(_("nome"), max_length=80)
+
+    class Meta:
+        verbose_name = _("marca")
+        verbose_name_plural = _("marcas")
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="brand_slug_format"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Beer(models.Model):
+    slug = models.SlugField(max_length=100, unique=True)
+    name = models.CharField(_("nome"), max_length=80)
+    brand = models.ForeignKey(
+        Brand, on_delete=models.PROTECT, null=True, blank=True, related_name="beers"
+    )
+
+    class Meta:
+        verbose_name = _("cerveja")
+        verbose_name_plural = _("cervejas")
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="beer_slug_format"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class FormatType(models.TextChoices):
+    LATA = "lata", _("lata")
+    LONG_NECK = "long_neck", _("long neck")
+    GARRAFA = "garrafa", _("garrafa")
+    LITRAO = "litrao", _("litrão")
+    CHOPP = "chopp", _("chopp")
+    TORRE = "torre", _("torre")
+
+
+class Format(models.Model):
+    code = models.CharField(_("código"), max_length=40, unique=True)
+    type = models.CharField(_("tipo"), max_length=16, choices=FormatType.choices)
+    volume_ml = models.PositiveIntegerField(_("volume (ml)"))
+    label_pt = models.CharField(max_length=60)
+    label_en = models.CharField(max_length=60)
+
+    class Meta:
+        verbose_name = _("formato")
+        verbose_name_plural = _("formatos")
+        ordering = ["type", "volume_ml"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(code__regex=FORMAT_CODE_RE), name="format_code_pattern"
+            ),
+            models.CheckConstraint(
+                condition=Q(type__in=FormatType.values), name="format_type_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(volume_ml__gt=0, volume_ml__lte=20000), name="format_volume_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.code
+
+    def label(self, lang: str) -> str:
+        return self.label_en if lang == "en" else self.label_pt
+
+
+class Packaging(models.TextChoices):
+    SINGLE = "single", _("unidade")
+    BALDE = "balde", _("balde")
+    TORRE = "torre", _("torre")
+    COMBO = "combo", _("combo")
+    DOBRO = "dobro", _("dobro")
+
+
+class DealKind(models.TextChoices):
+    REGULAR = "regular", _("normal")
+    HAPPY_HOUR = "happy_hour", _("happy hour")
+    PROMO = "promo", _("promoção")
+    COMBO = "combo", _("combo")
+    OPEN_BAR = "open_bar", _("open bar")
+
+
+class DealStatus(models.TextChoices):
+    PUBLISHED = "published", _("publicado")
+    DISPUTED = "disputed", _("contestado")
+    SUSPENDED = "suspended", _("fora do ranking (aguarda checagem)")
+    RETIRED = "retired", _("retirado")
+
+
+RANKED_STATUSES = (DealStatus.PUBLISHED, DealStatus.DISPUTED)
+
+
+class Deal(models.Model):
+    """One price of one serving at one bar.
+
+    `price_per_litre` is a stored generated column (cents per litre, unrounded double) so that
+    "cheapest per litre first" is an index scan. `volume_ml` is the format's volume, copied on
+    creation (a format code names its volume, so it never changes).
+    """
+
+    city = models.ForeignKey(City, on_delete=models.PROTECT, related_name="deals")
+    venue = models.ForeignKey(Venue, on_delete=models.CASCADE, related_name="deals")
+    beer = models.ForeignKey(Beer, on_delete=models.PROTECT, null=True, blank=True)
+    brand = models.ForeignKey(Brand, on_delete=models.PROTECT, null=True, blank=True)
+    format = models.ForeignKey(Format, on_delete=models.PROTECT)
+    volume_ml = models.PositiveIntegerField(_("volume da unidade (ml)"))
+    units = models.PositiveSmallIntegerField(_("unidades"), default=1)
+    packaging = models.CharField(
+        _("embalagem"), max_length=8, choices=Packaging.choices, default=Packaging.SINGLE
+    )
+    kind = models.CharField(
+        _("tipo"), max_length=12, choices=DealKind.choices, default=DealKind.REGULAR
+    )
+    price_cents = models.PositiveIntegerField(_("preço (centavos)"))
+    price_per_litre = models.GeneratedField(
+        expression=Case(
+            When(kind=DealKind.OPEN_BAR, then=None),
+            default=Cast(F("price_cents"), models.FloatField())
+            * 1000.0
+            / Cast(F("units") * F("volume_ml"), models.FloatField()),
+        ),
+        output_field=models.FloatField(null=True),
+        db_persist=True,
+    )
+    open_bar_minutes = models.PositiveSmallIntegerField(null=True, blank=True)
+    service_charge_pct = models.PositiveSmallIntegerField(null=True, blank=True)
+    couvert_cents = models.PositiveIntegerField(null=True, blank=True)
+    conditions = models.CharField(_("condições"), max_length=280, blank=True, default="")
+    valid_from = models.DateField(_("válido de"), null=True, blank=True)
+    valid_until = models.DateField(_("válido até"), null=True, blank=True)
+    schedules = models.JSONField(
+        _("horários"), default=list, blank=True,
+        help_text=_('Lista de {"days": [0-6], "start": "HH:MM", "end": "HH:MM"}; 0 = domingo.'),
+    )
+    verified_at = models.DateTimeField(_("última checagem"), default=timezone.now)
+    created_at = models.DateTimeField(default=timezone.now)
+    confirmations = models.PositiveIntegerField(_("confirmações"), default=0)
+    open_disputes = models.PositiveIntegerField(_("contestações abertas"), default=0)
+    status = models.CharField(
+        max_length=10, choices=DealStatus.choices, default=DealStatus.PUBLISHED
+    )
+
+    class Meta:
+        verbose_name = _("preço")
+        verbose_name_plural = _("preços")
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(price_cents__gt=0, price_cents__lte=1_000_000),
+                name="deal_price_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(units__gte=1, units__lte=50), name="deal_units_range"
+            ),
+            models.CheckConstraint(condition=Q(volume_ml__gt=0), name="deal_volume_positive"),
+            models.CheckConstraint(
+                condition=Q(packaging__in=Packaging.values), name="deal_packaging_valid"
+            ),
+            models.CheckConstraint(condition=Q(kind__in=DealKind.values), name="deal_kind_valid"),
+            models.CheckConstraint(
+                condition=Q(status__in=DealStatus.values), name="deal_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(open_bar_minutes__isnull=True)
+                | Q(open_bar_minutes__gt=0, open_bar_minutes__lte=1440),
+                name="deal_open_bar_minutes_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(service_charge_pct__isnull=True)
+                | Q(service_charge_pct__gte=0, service_charge_pct__lte=30),
+                name="deal_service_charge_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(couvert_cents__isnull=True)
+                | Q(couvert_cents__gte=0, couvert_cents__lte=100_000),
+                name="deal_couvert_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_from__isnull=True)
+                | Q(valid_until__isnull=True)
+                | Q(valid_from__lte=F("valid_until")),
+                name="deal_validity_order",
+            ),
+        ]
+        indexes = [
+            # Ranking: "top N of a city by price per litre" as an ordered index scan.
+            models.Index(
+                "city",
+                "price_per_litre",
+                "price_cents",
+                F("verified_at").desc(),
+                "id",
+                name="deal_rank",
+                condition=Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR),
+            ),
+            # Open bars rank by package price.
+            models.Index(
+                "city",
+                "price_cents",
+                F("verified_at").desc(),
+                "id",
+                name="deal_rank_open_bar",
+                condition=Q(status__in=RANKED_STATUSES) & Q(kind=DealKind.OPEN_BAR),
+            ),
+            models.Index(fields=["venue", "status"], name="deal_venue_status"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.venue} · {self.format_id} · {self.price_cents / 100:.2f}"
+
+    @property
+    def litres(self) -> float:
+        return self.units * self.volume_ml / 1000
+
+
+class CheckSource(models.TextChoices):
+    SUBMISSION = "submission", _("envio")
+    CONFIRMATION = "confirmation", _("confirmação")
+    MODERATOR = "moderator", _("moderação")
+    MENU_PHOTO = "menu_photo", _("foto do cardápio")
+    IMPORT = "import", _("importação")
+
+
+class PriceCheck(models.Model):
+    """One check of a price: what it cost and when someone saw it."""
+
+    deal = models.ForeignKey(Deal, on_delete=models.CASCADE, related_name="checks")
+    price_cents = models.PositiveIntegerField()
+    checked_at = models.DateTimeField(default=timezone.now)
+    source = models.CharField(max_length=16, choices=CheckSource.choices)
+
+    class Meta:
+        verbose_name = _("checagem de preço")
+        verbose_name_plural = _("checagens de preço")
+        ordering = ["-checked_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(price_cents__gt=0, price_cents__lte=1_000_000),
+                name="pricecheck_price_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(source__in=CheckSource.values), name="pricecheck_source_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["deal", "checked_at"], name="pricecheck_deal_time")]
+
+    def __str__(self) -> str:
+        return f"{self.deal_id} · {self.price_cents / 100:.2f} · {self.checked_at:%Y-%m-%d}"

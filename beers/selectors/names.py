@@ -1,0 +1,86 @@
+"""Names of the small catalogue tables (formats, beers, brands, bairros), kept per process.
+
+Joining them into every ranking query multiplied PostgreSQL's planning time by eight (2.7 ms
+vs 0.36 ms warm, measured on 1M prices); they change rarely, so each process keeps a snapshot
+and reloads it when it is older than REFRESH_SECONDS or when a row names an id it lacks.
+"""
+
+import threading
+import time
+from dataclasses import dataclass
+
+from beers.models import Beer, Brand, Format, Neighbourhood
+
+REFRESH_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class FormatName:
+    code: str
+    type: str
+    volume_ml: int
+    label_pt: str
+    label_en: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    formats: dict[int, FormatName]
+    beers: dict[int, str]
+    brands: dict[int, str]
+    neighbourhoods: dict[int, tuple[str, str]]  # id -> (slug, name)
+    loaded_at: float
+
+    def has(self, *, format_id=None, beer_id=None, brand_id=None, neighbourhood_id=None) -> bool:
+        return (
+            (format_id is None or format_id in self.formats)
+            and (beer_id is None or beer_id in self.beers)
+            and (brand_id is None or brand_id in self.brands)
+            and (neighbourhood_id is None or neighbourhood_id in self.neighbourhoods)
+        )
+
+
+_lock = threading.Lock()
+_snapshot: Snapshot | None = None
+
+
+def _load() -> Snapshot:
+    return Snapshot(
+        formats={
+            row[0]: FormatName(*row[1:])
+            for row in Format.objects.values_list("id", "code", "type", "volume_ml",
+                                                  "label_pt", "label_en")
+        },
+        beers=dict(Beer.objects.values_list("id", "name")),
+        brands=dict(Brand.objects.values_list("id", "name")),
+        neighbourhoods={
+            row[0]: (row[1], row[2])
+            for row in Neighbourhood.objects.values_list("id", "slug", "name")
+        },
+        loaded_at=time.monotonic(),
+    )
+
+
+def snapshot(rows: list[dict] | None = None) -> Snapshot:
+    """The current snapshot, reloaded when stale or when `rows` name an unknown id."""
+    global _snapshot
+    current = _snapshot
+    fresh = current is not None and time.monotonic() - current.loaded_at < REFRESH_SECONDS
+    if fresh and rows:
+        fresh = all(
+            current.has(format_id=r.get("format_id"), beer_id=r.get("beer_id"),
+                        brand_id=r.get("brand_id"),
+                        neighbourhood_id=r.get("venue__neighbourhood_id"))
+            for r in rows
+        )
+    if fresh:
+        return current
+    with _lock:
+        _snapshot = _load()
+        return _snapshot
+
+
+def forget() -> None:
+    """Drop the snapshot (tests, and after a moderator renames something)."""
+    global _snapshot
+    _snapshot = None

@@ -1,0 +1,164 @@
+"""The monthly price index of a city (datasets.md, `{city}/price-index.json`).
+
+A month is the city-local calendar month. Its observations are, for each `regular` price of
+the published set (published or disputed, at an open bar: the prices of `deals.json`), the
+last check of that price inside the month, as a price per litre
+(`check.price_cents * 1000 / (units * volume_ml)`, cents per litre). Cells: the whole city
+(key null), each format type, each bairro (bars without one are left out of that scope) and
+each brand (the beer's brand, else the price's own; prices without one are left out of that
+scope). Quartiles interpolate linearly between order statistics (numpy's default,
+`statistics.quantiles(method="inclusive")`); every figure is computed exactly (fractions) and
+rounded half-up to whole cents once, at the end.
+"""
+
+import datetime as dt
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from fractions import Fraction
+
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from beers.models import City, DealKind, PriceCheck
+
+from .published import UnixSeconds, published_deals
+
+SCOPES = ("city", "format", "neighbourhood", "brand")
+MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+_HALF = Fraction(1, 2)
+
+
+def month_bounds(month: str, tz) -> tuple[dt.datetime, dt.datetime]:
+    """The city-local start of `month` ("YYYY-MM") and of the month after, as aware datetimes."""
+    match = MONTH_RE.match(month or "")
+    if not match:
+        raise ValueError(f"month must be YYYY-MM, got {month!r}")
+    year, mon = int(match.group(1)), int(match.group(2))
+    start = dt.datetime(year, mon, 1, tzinfo=tz)
+    end = dt.datetime(year + mon // 12, mon % 12 + 1, 1, tzinfo=tz)
+    return start, end
+
+
+def month_is_final(month: str, tz, now: dt.datetime) -> bool:
+    """Whether `month` has ended in the zone `tz` at the instant `now`."""
+    return now >= month_bounds(month, tz)[1]
+
+
+def round_half_up(value: Fraction) -> int:
+    return math.floor(value + _HALF)
+
+
+def _sort_key(value: Fraction) -> tuple[float, Fraction]:
+    # Floats order almost every pair; the exact fraction only breaks float ties.
+    return (value.numerator / value.denominator, value)
+
+
+def quartiles(data: list[Fraction]) -> tuple[Fraction, Fraction, Fraction]:
+    """Exactly `statistics.quantiles(data, n=4, method="inclusive")` (numpy's "linear") on
+    sorted `data`, and the middle one equals `statistics.median`; one sort instead of three."""
+    if len(data) == 1:
+        return data[0], data[0], data[0]
+    m = len(data) - 1
+    out = []
+    for i in (1, 2, 3):
+        j, delta = divmod(i * m, 4)
+        upper = data[j + 1] if delta else data[j]
+        out.append((data[j] * (4 - delta) + upper * delta) / 4)
+    return out[0], out[1], out[2]
+
+
+def cell_figures(values: list[Fraction]) -> dict:
+    """n, min and quartiles (cents per litre, rounded half-up) of one cell's observations."""
+    data = sorted(values, key=_sort_key)
+    p25, median, p75 = quartiles(data)
+    return {
+        "n": len(data),
+        "min_cents": round_half_up(data[0]),
+        "p25_cents": round_half_up(p25),
+        "median_cents": round_half_up(median),
+        "p75_cents": round_half_up(p75),
+    }
+
+
+def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    checks = PriceCheck.objects.filter(
+        deal__in=published_deals(city=city).filter(kind=DealKind.REGULAR)
+    )
+    if start is not None:
+        checks = checks.filter(checked_at__gte=start, checked_at__lt=end)
+    return (
+        checks.annotate(
+            brand_slug=Coalesce("deal__beer__brand__slug", "deal__brand__slug"),
+            checked_unix=UnixSeconds("checked_at"),
+        )
+        .order_by("deal_id", "checked_at", "id")
+        .values_list(
+            "deal_id",
+            "price_cents",
+            "checked_unix",
+            "deal__units",
+            "deal__volume_ml",
+            "deal__format__type",
+            "deal__venue__neighbourhood__slug",
+            "brand_slug",
+        )
+        .iterator(chunk_size=5000)
+    )
+
+
+def _last_check_per_month(rows: Iterable[tuple], tz) -> Iterable[tuple[str, tuple]]:
+    """(month, row) for the last check of each price inside each month; rows come ordered by
+    price, then time, so one price's months are complete when the next price starts."""
+    current_deal, months = None, {}
+    for row in rows:
+        if row[0] != current_deal:
+            yield from months.items()
+            current_deal, months = row[0], {}
+        local = dt.datetime.fromtimestamp(row[2], tz=tz)
+        months[f"{local.year:04d}-{local.month:02d}"] = row  # later checks overwrite
+    yield from months.items()
+
+
+def price_index(
+    *, city: City, month: str | None = None, now: dt.datetime | None = None
+) -> list[dict]:
+    """Cells `{month, final, scope, key, n, min_cents, p25_cents, median_cents, p75_cents}` for
+    every month with observations (or only `month`, "YYYY-MM"), ordered by month, then scope
+    (city, format, neighbourhood, brand), then key. One query. Raises ValueError on a bad month.
+    """
+    tz = city.tz
+    now = now or timezone.now()
+    start, end = month_bounds(month, tz) if month is not None else (None, None)
+    cells: dict[tuple[str, str, str | None], list[Fraction]] = defaultdict(list)
+    for mon, row in _last_check_per_month(_observation_rows(city, start, end), tz):
+        _deal, price_cents, _at, units, volume_ml, fmt_type, hood, brand = row
+        value = Fraction(price_cents * 1000, units * volume_ml)
+        cells[(mon, "city", None)].append(value)
+        cells[(mon, "format", fmt_type)].append(value)
+        if hood is not None:
+            cells[(mon, "neighbourhood", hood)].append(value)
+        if brand is not None:
+            cells[(mon, "brand", brand)].append(value)
+
+    def order(key):
+        mon, scope, cell_key = key
+        return (mon, SCOPES.index(scope), cell_key or "")
+
+    finals: dict[str, bool] = {}
+    out = []
+    for key in sorted(cells, key=order):
+        mon, scope, cell_key = key
+        if mon not in finals:
+            finals[mon] = month_is_final(mon, tz, now)
+        out.append(
+            {
+                "month": mon,
+                "final": finals[mon],
+                "scope": scope,
+                "key": cell_key,
+                **cell_figures(cells[key]),
+            }
+        )
+    return out

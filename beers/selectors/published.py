@@ -1,0 +1,39 @@
+"""The published set: the prices the open datasets carry and the price index rests on."""
+
+from django.db.models import BigIntegerField, Func, QuerySet
+
+from beers.models import RANKED_STATUSES, City, Deal, VenueStatus
+
+
+def published_deals(*, city: City | None = None) -> QuerySet[Deal]:
+    """Every published or disputed price of an open bar, whatever its age or validity dates.
+
+    This is the set of `{city}/deals.json`; live rankings narrow it further (age, dates).
+    """
+    qs = Deal.objects.filter(status__in=RANKED_STATUSES, venue__status=VenueStatus.OPEN)
+    if city is not None:
+        qs = qs.filter(city=city)
+    return qs
+
+
+class UnixSeconds(Func):
+    """Whole seconds since the epoch of a datetime column, computed by the database (parsing
+    aware datetimes in Python is the slow part of a large export)."""
+
+    output_field = BigIntegerField()
+
+    def as_postgresql(self, compiler, connection, **extra):
+        return self.as_sql(
+            compiler,
+            connection,
+            template="FLOOR(EXTRACT(EPOCH FROM %(expressions)s))::bigint",
+            **extra,
+        )
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return self.as_sql(
+            compiler,
+            connection,
+            template="CAST(strftime('%%%%s', %(expressions)s) AS INTEGER)",
+            **extra,
+        )

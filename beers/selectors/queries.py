@@ -1,0 +1,190 @@
+"""The questions the live API and the MCP tools answer, validated once.
+
+Query strings (all text) and MCP arguments (JSON types) both go through these parsers; a bad
+value raises ApplicationError 400 `invalid_request` with one issue per bad parameter.
+"""
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from beers.errors import Issue, invalid
+from beers.models import DealKind
+
+CITY_SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+LOOSE_SLUG_RE = re.compile(r"^[a-z0-9-]{1,120}$")
+FORMAT_RE = re.compile(r"^[a-z0-9_-]{2,40}$")
+KINDS = tuple(DealKind.values)
+LANGS = ("pt-BR", "en")
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    city: str
+    neighbourhood: str | None = None
+    brand: str | None = None
+    format: str | None = None
+    kind: str | None = None
+    max_price_per_litre: Decimal | None = None
+    limit: int = 20
+    lang: str = "pt-BR"
+
+
+@dataclass(frozen=True)
+class CheapestQuery:
+    city: str
+    lat: float | None = None
+    lng: float | None = None
+    radius_m: int = 2000
+    format: str | None = None
+    limit: int = 10
+    lang: str = "pt-BR"
+
+    @property
+    def has_point(self) -> bool:
+        return self.lat is not None and self.lng is not None
+
+
+@dataclass(frozen=True)
+class VenueQuery:
+    venue_id: int
+    lang: str = "pt-BR"
+
+
+class _Reader:
+    """Reads typed values out of a mapping, collecting issues instead of stopping at one."""
+
+    def __init__(self, params: Mapping[str, Any]):
+        self.params = params
+        self.issues: list[Issue] = []
+
+    def _raw(self, name: str):
+        value = self.params.get(name)
+        if isinstance(value, list | tuple):  # QueryDict.lists(): the last value wins
+            value = value[-1] if value else None
+        return value
+
+    def bad(self, name: str, message: str) -> None:
+        self.issues.append(Issue(name, message))
+
+    def text(self, name: str, pattern: re.Pattern, what: str, *, required: bool = False):
+        value = self._raw(name)
+        if value is None:
+            if required:
+                self.bad(name, "Required.")
+            return None
+        if not isinstance(value, str) or not pattern.fullmatch(value):
+            self.bad(name, f"Must be {what}.")
+            return None
+        return value
+
+    def choice(self, name: str, choices: tuple[str, ...], default: str | None = None):
+        value = self._raw(name)
+        if value is None:
+            return default
+        if value not in choices:
+            self.bad(name, f"Must be one of: {', '.join(choices)}.")
+            return default
+        return value
+
+    def integer(self, name: str, low: int, high: int | None, default: int | None = None):
+        value = self._raw(name)
+        if value is None:
+            return default
+        parsed = None
+        if isinstance(value, bool):
+            parsed = None
+        elif isinstance(value, int):
+            parsed = value
+        elif isinstance(value, float) and value.is_integer():
+            parsed = int(value)
+        elif isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,400}", value.strip()):
+            parsed = int(value)
+        if parsed is None or parsed < low or (high is not None and parsed > high):
+            what = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            self.bad(name, f"Must be an integer {what}.")
+            return default
+        return parsed
+
+    def number(self, name: str, low: float, high: float, *, low_open: bool = False,
+               nullable: bool = False):
+        value = self._raw(name)
+        if value is None or (nullable and isinstance(value, str) and value in ("", "null")):
+            return None
+        parsed: Decimal | None = None
+        if isinstance(value, bool):
+            parsed = None
+        elif isinstance(value, int | float):
+            parsed = Decimal(repr(value)) if math.isfinite(value) else None
+        elif isinstance(value, str) and re.fullmatch(
+            r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", value.strip()
+        ):
+            try:
+                parsed = Decimal(value.strip())
+            except InvalidOperation:
+                parsed = None
+        in_range = parsed is not None and (
+            (parsed > Decimal(repr(low)) if low_open else parsed >= Decimal(repr(low)))
+            and parsed <= Decimal(repr(high))
+        )
+        if not in_range:
+            lower = f"greater than {low:g}" if low_open else f"from {low:g}"
+            self.bad(name, f"Must be a number {lower} to {high:g}.")
+            return None
+        return parsed
+
+    def done(self) -> None:
+        if self.issues:
+            raise invalid(self.issues)
+
+
+def parse_search(params: Mapping[str, Any]) -> SearchQuery:
+    r = _Reader(params)
+    city = r.text("city", CITY_SLUG_RE, "a city slug (lowercase letters and digits, groups "
+                  "joined by single hyphens)", required=True)
+    query = dict(
+        neighbourhood=r.text("neighbourhood", LOOSE_SLUG_RE,
+                             "a bairro slug (lowercase letters, digits, hyphens)"),
+        brand=r.text("brand", LOOSE_SLUG_RE, "a brand slug (lowercase letters, digits, hyphens)"),
+        format=r.text("format", FORMAT_RE,
+                      "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"),
+        kind=r.choice("kind", KINDS),
+        max_price_per_litre=r.number("max_price_per_litre", 0, 1000, low_open=True),
+        limit=r.integer("limit", 1, 50, default=20),
+        lang=r.choice("lang", LANGS, default="pt-BR"),
+    )
+    r.done()
+    return SearchQuery(city=city, **query)
+
+
+def parse_cheapest(params: Mapping[str, Any]) -> CheapestQuery:
+    r = _Reader(params)
+    city = r.text("city", CITY_SLUG_RE, "a city slug (lowercase letters and digits, groups "
+                  "joined by single hyphens)", required=True)
+    lat = r.number("lat", -90, 90, nullable=True)
+    lng = r.number("lng", -180, 180, nullable=True)
+    query = dict(
+        radius_m=r.integer("radius_m", 100, 10000, default=2000),
+        format=r.text("format", FORMAT_RE,
+                      "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"),
+        limit=r.integer("limit", 1, 50, default=10),
+        lang=r.choice("lang", LANGS, default="pt-BR"),
+    )
+    r.done()
+    return CheapestQuery(
+        city=city,
+        lat=float(lat) if lat is not None else None,
+        lng=float(lng) if lng is not None else None,
+        **query,
+    )
+
+
+def parse_venue(venue_id: Any, params: Mapping[str, Any]) -> VenueQuery:
+    r = _Reader({**{k: params[k] for k in params}, "id": venue_id})
+    parsed_id = r.integer("id", 1, None)
+    lang = r.choice("lang", LANGS, default="pt-BR")
+    r.done()
+    return VenueQuery(venue_id=parsed_id, lang=lang)

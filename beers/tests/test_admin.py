@@ -1,0 +1,260 @@
+"""The moderators' admin over the demo data: every page renders, search and filters work."""
+
+import pytest
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import translation
+
+from beers.admin import brl
+from beers.models import (
+    Beer,
+    Brand,
+    CheckSource,
+    City,
+    Deal,
+    Format,
+    Neighbourhood,
+    PriceCheck,
+    Venue,
+)
+
+pytestmark = pytest.mark.django_db
+
+MODELS = (City, Neighbourhood, Venue, Brand, Beer, Format, Deal, PriceCheck)
+READ_ONLY_ADD = (Deal, PriceCheck)  # prices and checks come in through services
+
+
+def admin_url(model, view: str, *args) -> str:
+    return reverse(f"admin:beers_{model._meta.model_name}_{view}", args=args)
+
+
+def form_data(response) -> dict:
+    """The POST data of an admin change form as the browser would send it, unchanged."""
+    data = {}
+    forms = [response.context["adminform"].form]
+    for inline in response.context["inline_admin_formsets"]:
+        forms += [inline.formset.management_form, *inline.formset.forms]
+    for form in forms:
+        for name, field in form.fields.items():
+            value = field.prepare_value(form[name].value())
+            if value is not None and value is not False:
+                data[form.add_prefix(name)] = value
+    return data
+
+
+@pytest.fixture
+def admin(demo_data, admin_client):
+    """A superuser's browser over the demo data."""
+    return admin_client
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_changelist_renders(admin, model):
+    response = admin.get(admin_url(model, "changelist"))
+    assert response.status_code == 200
+    assert response.context["cl"].result_count == model.objects.count() > 0
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_change_page_renders(admin, model):
+    obj = model.objects.order_by("pk").last()
+    response = admin.get(admin_url(model, "change", obj.pk))
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_add_page_renders_unless_rows_come_from_services(admin, model):
+    response = admin.get(admin_url(model, "add"))
+    assert response.status_code == (403 if model in READ_ONLY_ADD else 200)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.__name__)
+def test_changelist_query_count_does_not_grow_with_rows(
+    admin, model, django_assert_max_num_queries
+):
+    # Session, user, count, page, filters' choices: a fixed few, never one per row.
+    with django_assert_max_num_queries(15):
+        admin.get(admin_url(model, "changelist"))
+
+
+@pytest.mark.parametrize(
+    ("model", "term", "expected"),
+    [
+        (City, "recife", lambda: City.objects.filter(slug="recife")),
+        (Neighbourhood, "Madalena", lambda: Neighbourhood.objects.filter(slug="vila-madalena")),
+        (Venue, "harmonia", lambda: Venue.objects.filter(name__icontains="harmonia")),
+        (
+            Venue,
+            "javari",  # a bar's name, or a street in its address
+            lambda: Venue.objects.filter(
+                Q(name__icontains="javari") | Q(address__icontains="javari")
+            ),
+        ),
+        (Brand, "heine", lambda: Brand.objects.filter(slug="heineken")),
+        (Beer, "antarctica", lambda: Beer.objects.filter(brand__slug="antarctica")),
+        (Format, "torre", lambda: Format.objects.filter(type="torre")),
+        (Deal, "Bar do Pina", lambda: Deal.objects.filter(venue__name__icontains="bar do pina")),
+        (Deal, "litrao_1000", lambda: Deal.objects.filter(format__code="litrao_1000")),
+        (
+            PriceCheck,
+            "Bar do Pina",
+            lambda: PriceCheck.objects.filter(deal__venue__name__icontains="bar do pina"),
+        ),
+    ],
+    ids=lambda v: v.__name__ if isinstance(v, type) else v if isinstance(v, str) else "",
+)
+def test_search_finds_exactly_the_matching_rows(admin, model, term, expected):
+    response = admin.get(admin_url(model, "changelist"), {"q": term})
+    assert response.status_code == 200
+    found = {obj.pk for obj in response.context["cl"].result_list}
+    wanted = set(expected().values_list("pk", flat=True))
+    assert wanted and response.context["cl"].result_count == len(wanted)
+    assert found <= wanted
+
+
+def test_search_by_deal_id(admin):
+    deal = Deal.objects.order_by("pk")[10]
+    response = admin.get(admin_url(Deal, "changelist"), {"q": str(deal.pk)})
+    assert deal in response.context["cl"].result_list
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"status__exact": "disputed"}, {"status": "disputed"}),
+        ({"kind__exact": "open_bar"}, {"kind": "open_bar"}),
+        ({"packaging__exact": "balde"}, {"packaging": "balde"}),
+        ({"format__type__exact": "torre"}, {"format__type": "torre"}),
+    ],
+)
+def test_deal_filters(admin, query, expected):
+    response = admin.get(admin_url(Deal, "changelist"), query)
+    assert response.status_code == 200
+    assert response.context["cl"].result_count == Deal.objects.filter(**expected).count() > 0
+
+
+def test_deal_list_shows_reais_and_reais_per_litre(admin):
+    deal = Deal.objects.filter(kind="regular").order_by("price_per_litre").first()
+    response = admin.get(admin_url(Deal, "changelist"), {"q": str(deal.pk)})
+    html = response.content.decode()
+    assert brl(deal.price_cents) in html
+    assert f"{brl(deal.price_per_litre)}/L" in html
+
+
+def test_change_page_shows_price_per_litre_from_the_column(admin):
+    deal = Deal.objects.filter(kind="regular", units=1, format__code="garrafa_600").first()
+    response = admin.get(admin_url(Deal, "change", deal.pk))
+    assert f"{brl(deal.price_per_litre)}/L" in response.content.decode()
+
+
+def test_brl_formats_cents_as_brazilian_reais():
+    with translation.override("pt-br"):
+        assert brl(1290) == "R$ 12,90"
+        assert brl(123456) == "R$ 1.234,56"
+        assert brl(2150.0) == "R$ 21,50"
+        assert brl(1234.5) == "R$ 12,35"  # half up, as the API rounds
+        assert brl(3990 * 1000 / 2100) == "R$ 19,00"
+        assert brl(None) == ""
+
+
+def test_correcting_a_price_records_a_moderator_check(admin):
+    deal = Deal.objects.filter(kind="regular", status="published").first()
+    url = admin_url(Deal, "change", deal.pk)
+    data = form_data(admin.get(url))
+    data["price_cents"] = deal.price_cents + 100
+
+    response = admin.post(url, data)
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    deal.refresh_from_db()
+    check = deal.checks.first()
+    assert (check.source, check.price_cents) == (CheckSource.MODERATOR, deal.price_cents)
+    assert check.checked_at == deal.verified_at
+    assert deal.price_per_litre == deal.price_cents * 1000 / (deal.units * deal.volume_ml)
+
+
+def test_saving_without_a_price_change_records_no_check(admin):
+    deal = Deal.objects.filter(kind="happy_hour").first()
+    url = admin_url(Deal, "change", deal.pk)
+    data = form_data(admin.get(url))
+    data["conditions"] = "Somente no balcão"
+    checks = deal.checks.count()
+
+    assert admin.post(url, data).status_code == 302
+    deal.refresh_from_db()
+    assert deal.conditions == "Somente no balcão"
+    assert deal.checks.count() == checks
+
+
+def test_record_check_action_marks_prices_checked_now(admin):
+    old = list(Deal.objects.order_by("verified_at")[:3])
+    response = admin.post(
+        admin_url(Deal, "changelist"),
+        {"action": "record_check", "_selected_action": [d.pk for d in old]},
+    )
+    assert response.status_code == 302
+    for deal in old:
+        fresh = Deal.objects.get(pk=deal.pk)
+        assert fresh.verified_at > deal.verified_at
+        assert fresh.checks.first().source == CheckSource.MODERATOR
+
+
+def test_new_bar_without_bairro_gets_the_one_that_holds_its_point(admin):
+    hood = Neighbourhood.objects.get(slug="lapa")
+    centre = hood.boundary["coordinates"][0]
+    lng = (centre[0][0] + centre[2][0]) / 2
+    lat = (centre[0][1] + centre[2][1]) / 2
+    data = form_data(admin.get(admin_url(Venue, "add")))
+    data.update(
+        city=hood.city_id,
+        name="Bar Novo da Lapa",
+        slug="bar-novo-da-lapa",
+        kind="bar",
+        on_site="on",
+        status="open",
+        lat=lat,
+        lng=lng,
+        attributes="[]",
+    )
+
+    response = admin.post(admin_url(Venue, "add"), data)
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert Venue.objects.get(slug="bar-novo-da-lapa").neighbourhood == hood
+
+
+def test_slugs_and_format_volume_are_read_only_once_saved(admin):
+    venue = Venue.objects.first()
+    form = admin.get(admin_url(Venue, "change", venue.pk)).context["adminform"].form
+    assert "slug" not in form.fields
+    fmt = Format.objects.get(code="garrafa_600")
+    form = admin.get(admin_url(Format, "change", fmt.pk)).context["adminform"].form
+    assert not {"code", "type", "volume_ml"} & set(form.fields)
+
+
+def test_price_checks_are_read_only(admin):
+    check = PriceCheck.objects.exclude(price_cents=100).first()
+    response = admin.post(admin_url(PriceCheck, "change", check.pk), {"price_cents": 100})
+    assert response.status_code == 403
+    assert PriceCheck.objects.get(pk=check.pk).price_cents == check.price_cents
+
+
+def test_admin_autocomplete_for_bars(admin):
+    response = admin.get(
+        reverse("admin:autocomplete"),
+        {
+            "app_label": "beers",
+            "model_name": "venue",
+            "field_name": "neighbourhood",
+            "term": "Copa",
+        },
+    )
+    assert response.status_code == 200
+    assert [r["text"] for r in response.json()["results"]] == ["Copacabana"]
+
+
+def test_staff_without_permissions_cannot_see_prices(admin, django_user_model):
+    django_user_model.objects.create_user("moderadora", password="x", is_staff=True)
+    admin.logout()
+    admin.login(username="moderadora", password="x")
+    assert admin.get(admin_url(Deal, "changelist")).status_code == 403

@@ -1,0 +1,368 @@
+"""Site pages: home, a city's ranking and a bar, in pt-BR and en; 404s; reserved prefixes."""
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from beers.models import Beer, Brand, City, Format, Neighbourhood, Venue
+from beers.services import deal_create
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def city():
+    return City.objects.create(
+        slug="sao-paulo",
+        name="São Paulo",
+        state="SP",
+        timezone="America/Sao_Paulo",
+        lat=-23.55,
+        lng=-46.63,
+        active=True,
+    )
+
+
+@pytest.fixture
+def world(city):
+    """Two bars with prices; a third bar with none; an inactive city."""
+    hood = Neighbourhood.objects.create(city=city, slug="vila-madalena", name="Vila Madalena")
+    garrafa = Format.objects.create(
+        code="garrafa_600",
+        type="garrafa",
+        volume_ml=600,
+        label_pt="Garrafa 600 ml",
+        label_en="600 ml bottle",
+    )
+    lata = Format.objects.create(
+        code="lata_350", type="lata", volume_ml=350, label_pt="Lata 350 ml", label_en="350 ml can"
+    )
+    brahma = Brand.objects.create(slug="brahma", name="Brahma")
+    beer = Beer.objects.create(slug="brahma-chopp", name="Brahma Chopp", brand=brahma)
+    ze = Venue.objects.create(
+        city=city,
+        slug="boteco-do-ze",
+        name="Boteco do Zé",
+        kind="boteco",
+        lat=-23.55,
+        lng=-46.69,
+        neighbourhood=hood,
+        address="Rua Aspicuelta, 100",
+        instagram="botecodoze",
+        attributes=["musica_ao_vivo"],
+    )
+    bar = Venue.objects.create(
+        city=city, slug="bar-da-praca", name="Bar da Praça", kind="bar", lat=-23.56, lng=-46.68
+    )
+    Venue.objects.create(
+        city=city, slug="sem-preco", name="Sem Preço", kind="bar", lat=-23.56, lng=-46.68
+    )
+    now = timezone.now()
+    deal_create(venue=ze, format=garrafa, beer=beer, price_cents=1290, verified_at=now)
+    deal_create(
+        venue=ze,
+        format=lata,
+        beer=beer,
+        price_cents=590,
+        kind="happy_hour",
+        schedules=[{"days": [1, 2, 3, 4, 5], "start": "17:00", "end": "20:00"}],
+        verified_at=now - dt.timedelta(days=100),
+    )
+    deal_create(venue=bar, format=garrafa, brand=brahma, price_cents=1500, verified_at=now)
+    City.objects.create(
+        slug="recife",
+        name="Recife",
+        state="PE",
+        timezone="America/Recife",
+        lat=-8.05,
+        lng=-34.9,
+        active=False,
+    )
+    return {"ze": ze, "bar": bar}
+
+
+def text(response) -> str:
+    return response.content.decode()
+
+
+# --- home ------------------------------------------------------------------------------------
+
+
+def test_home_lists_active_cities_with_links(client, world):
+    response = client.get("/")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/html")
+    html = text(response)
+    assert '<html lang="pt-BR">' in html
+    assert '<a href="/sao-paulo">São Paulo</a>' in html
+    assert "Recife" not in html
+
+
+def test_home_in_english(client, world):
+    html = text(client.get("/en"))
+    assert '<html lang="en">' in html
+    assert '<a href="/en/sao-paulo">São Paulo</a>' in html
+    assert "Cheapest beer per litre" in html
+
+
+def test_every_page_credits_the_source_and_links_the_open_data(client, world, settings):
+    for path in ("/", "/en", "/sao-paulo", "/en/sao-paulo/boteco-do-ze", "/nowhere"):
+        html = text(client.get(path))
+        assert settings.ATTRIBUTION in html, path
+        assert "ODbL" in html
+        assert 'href="/api/v1/index.json"' in html
+        assert 'href="/api/v1/docs"' in html
+
+
+# --- city ------------------------------------------------------------------------------------
+
+
+def test_city_page_ranks_prices_per_litre_with_bar_links(client, world):
+    response = client.get("/sao-paulo")
+    assert response.status_code == 200
+    html = text(response)
+    assert "Cerveja mais barata por litro em São Paulo" in html
+    # Cheapest per litre first: 5,90/0,35 L = 16,86; 12,90/0,6 L = 21,50; 15,00/0,6 L = 25,00.
+    order = [html.index(s) for s in ("R$ 16,86/L", "R$ 21,50/L", "R$ 25,00/L")]
+    assert order == sorted(order)
+    assert '<a href="/sao-paulo/boteco-do-ze">Boteco do Zé</a>' in html
+    assert '<a href="/sao-paulo/bar-da-praca">Bar da Praça</a>' in html
+    assert "R$ 12,90" in html and "Garrafa 600 ml" in html
+    assert "Happy hour" in html and "seg–sex 17h–20h" in html
+    assert "pode estar desatualizado" in html  # checked 100 days ago
+    assert "Sem Preço" not in html
+    assert 'href="/api/v1/search?city=sao-paulo&amp;limit=50"' in html
+
+
+def test_city_page_in_english(client, world):
+    response = client.get("/en/sao-paulo")
+    assert response.status_code == 200
+    html = text(response)
+    assert '<html lang="en">' in html
+    assert "Cheapest beer per litre in São Paulo" in html
+    assert "R$21.50/L" in html and "600 ml bottle" in html
+    assert '<a href="/en/sao-paulo/boteco-do-ze">Boteco do Zé</a>' in html
+    assert "may be out of date" in html
+    assert "Mon–Fri 5–8 pm" in html
+    assert 'href="/sao-paulo"' in html  # the Portuguese version
+
+
+def test_language_comes_from_the_address_not_the_browser(client, world):
+    html = text(client.get("/sao-paulo", HTTP_ACCEPT_LANGUAGE="en"))
+    assert "Cerveja mais barata por litro" in html
+    html = text(client.get("/en/sao-paulo", HTTP_ACCEPT_LANGUAGE="pt-BR"))
+    assert "Cheapest beer per litre" in html
+
+
+def test_city_page_without_prices_says_so(client, city):
+    html = text(client.get("/sao-paulo"))
+    assert "Ainda não há preços nesta cidade." in html
+
+
+def test_city_page_reads_with_a_fixed_number_of_queries(
+    client, world, django_assert_max_num_queries
+):
+    client.get("/sao-paulo")  # loads the per-process catalogue snapshot (beers.selectors.names)
+    with django_assert_max_num_queries(2):  # the city, the ranked prices
+        client.get("/sao-paulo")
+
+
+# --- bar -------------------------------------------------------------------------------------
+
+
+def test_bar_page_shows_details_and_prices(client, world):
+    response = client.get("/sao-paulo/boteco-do-ze")
+    assert response.status_code == 200
+    html = text(response)
+    assert "<h1>Boteco do Zé</h1>" in html
+    assert "Vila Madalena" in html and "Rua Aspicuelta, 100" in html
+    assert "@botecodoze" in html and "Música ao vivo" in html
+    assert "R$ 12,90" in html and "R$ 5,90" in html
+    assert html.index("R$ 16,86/L") < html.index("R$ 21,50/L")
+    assert "Bar da Praça" not in html
+    assert '<a href="/sao-paulo">← São Paulo</a>' in html
+    assert f'href="/api/v1/venues/{world["ze"].id}"' in html
+
+
+def test_bar_page_in_english(client, world):
+    html = text(client.get("/en/sao-paulo/boteco-do-ze"))
+    assert '<html lang="en">' in html
+    assert "Live music" in html and "Prices" in html
+    assert "R$12.90" in html
+    assert '<a href="/en/sao-paulo">← São Paulo</a>' in html
+
+
+def test_bar_without_prices_has_a_page(client, world):
+    response = client.get("/sao-paulo/sem-preco")
+    assert response.status_code == 200
+    assert "Não há preços atuais deste bar." in text(response)
+
+
+# --- 404 and reserved prefixes -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/curitiba",
+        "/en/curitiba",
+        "/recife",
+        "/sao-paulo/no-bar",
+        "/en/sao-paulo/no-bar",
+        "/recife/boteco-do-ze",
+        "/Sao-Paulo",
+        "/sao--paulo",
+        "/sao-paulo/x/y",
+    ],
+)
+def test_unknown_city_or_bar_is_an_html_404(client, world, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
+    assert "<h1>" in text(response)
+
+
+def test_404_speaks_the_language_of_the_address(client, world):
+    assert "Página não encontrada" in text(client.get("/curitiba"))
+    assert "Page not found" in text(client.get("/en/curitiba"))
+
+
+@pytest.mark.parametrize("slug", ["admin", "api", "static", "mcp", "en"])
+def test_reserved_words_are_never_city_pages(client, slug):
+    from django.urls import Resolver404, resolve
+
+    paths = [f"/{slug}", f"/en/{slug}", f"/en/{slug}/x"]
+    if slug != "en":  # /en/x is the English page of a city "x"
+        paths.append(f"/{slug}/x")
+    for path in paths:
+        try:
+            match = resolve(path)
+        except Resolver404:
+            continue
+        assert match.url_name not in {"city", "venue", "city-en", "venue-en"}, path
+
+
+def test_reserved_prefixes_keep_their_own_answers(client, world):
+    assert client.get("/admin/").status_code == 302  # the admin's login
+    assert client.get("/admin").status_code == 301  # slash appended, not a city
+    api = client.get("/api/v1/search?city=sao-paulo")
+    assert api.status_code == 200 and api["Content-Type"] == "application/json"
+    missing = client.get("/api/v1/nothing-here")
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+    assert client.get("/api").status_code == 404
+    assert "text/html" not in client.get("/api/x")["Content-Type"]
+
+
+@pytest.mark.parametrize(
+    ("path", "words"),
+    [("/Nada.html", "Página não encontrada"), ("/en/Nothing/at/all", "Page not found")],
+)
+def test_any_unknown_page_is_the_site_404(client, path, words):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert words in text(response)
+
+
+# --- a real browser ---------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _chromium_or_skip() -> str:
+    """The browser, or a skip on a developer machine without it; in CI (CI=true) its absence
+    is a failure: .ci/run installs it."""
+    import os
+    import shutil
+
+    if os.path.exists(CHROMIUM) or shutil.which("chromium"):
+        return CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"chromium is missing at {CHROMIUM}; browser tests cannot run in CI")
+    pytest.skip("chromium not installed (apt-get install chromium)")
+
+
+@pytest.mark.browser
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_browser_opens_a_city_clicks_a_bar_and_sees_its_prices(live_server, world, settings):
+    from playwright.sync_api import expect, sync_playwright
+
+    executable = _chromium_or_skip()
+    artifacts = settings.BASE_DIR / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 1000, "height": 800})
+            page.goto(f"{live_server.url}/sao-paulo")
+            expect(page.locator("h1")).to_have_text("Cerveja mais barata por litro em São Paulo")
+            rows = page.locator("table.deals tbody tr")
+            expect(rows).to_have_count(3)
+            expect(rows.first.locator("td.per-litre")).to_have_text("R$ 16,86/L")
+            page.screenshot(path=str(artifacts / "city-sao-paulo.png"), full_page=True)
+
+            page.get_by_role("link", name="Bar da Praça").click()
+            page.wait_for_url(f"{live_server.url}/sao-paulo/bar-da-praca")
+            expect(page.locator("h1")).to_have_text("Bar da Praça")
+            expect(page.locator("table.deals tbody tr")).to_have_count(1)
+            expect(page.locator("td.per-litre")).to_have_text("R$ 25,00/L")
+            page.screenshot(path=str(artifacts / "bar-bar-da-praca.png"), full_page=True)
+
+            page.get_by_role("link", name="English").click()
+            page.wait_for_url(f"{live_server.url}/en/sao-paulo/bar-da-praca")
+            expect(page.locator("html")).to_have_attribute("lang", "en")
+            expect(page.get_by_role("heading", name="Prices")).to_be_visible()
+        finally:
+            browser.close()
+
+
+# --- degraded mode ----------------------------------------------------------------------------
+
+
+def test_pages_answer_503_with_the_datasets_while_degraded(client, world):
+    from beers import degraded
+
+    degraded.switch_on(retry_after=60)
+    for path, words in [
+        ("/sao-paulo", "Temporariamente indisponível"),
+        ("/en/sao-paulo/boteco-do-ze", "Temporarily unavailable"),
+        ("/", ""),
+    ]:
+        response = client.get(path)
+        assert response.status_code == 503, path
+        assert response["Retry-After"] == "60"
+        assert words in text(response)
+        assert 'href="/api/v1/index.json"' in text(response)
+    degraded.switch_off()
+    assert client.get("/sao-paulo").status_code == 200
+
+
+def test_pages_answer_503_when_the_database_fails(client, world, monkeypatch):
+    from django.db import OperationalError
+
+    from beers.selectors import ranking
+
+    def down(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(ranking, "search", down)
+    response = client.get("/sao-paulo")
+    assert response.status_code == 503
+    assert "Temporariamente indisponível" in text(response)
+
+
+def test_closed_bar_page_says_so_and_lists_no_prices(client, world):
+    Venue.objects.filter(id=world["ze"].id).update(status="closed")
+    html = text(client.get("/sao-paulo/boteco-do-ze"))
+    assert "Este bar fechou." in html
+    assert "R$ 12,90" not in html
+    assert "Boteco do Zé" not in text(client.get("/sao-paulo"))

@@ -1,0 +1,24 @@
+"""Site pages at the root: `/{city}`, `/{city}/{bar}`, and the same under `/en/`.
+
+A city slug is lowercase letters and digits in groups joined by single hyphens, and never one
+of the reserved first segments, so these patterns cannot shadow /admin/, /api/, /static/, /mcp
+or the /en prefix.
+"""
+
+from django.urls import path, re_path
+
+from . import views
+
+SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*"
+CITY = rf"(?!(?:admin|api|static|mcp|en)(?:/|$))(?P<city>{SLUG})"
+VENUE = rf"(?P<venue>{SLUG})"
+EN = {"lang": "en"}
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("en", views.home, EN, name="home-en"),
+    re_path(rf"^en/{CITY}$", views.city_page, EN, name="city-en"),
+    re_path(rf"^en/{CITY}/{VENUE}$", views.venue_page, EN, name="venue-en"),
+    re_path(rf"^{CITY}$", views.city_page, name="city"),
+    re_path(rf"^{CITY}/{VENUE}$", views.venue_page, name="venue"),
+]

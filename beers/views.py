@@ -1,0 +1,225 @@
+"""Site pages, server-rendered: home, a city's ranking, a bar. pt-BR at the root, en under /en.
+
+Thin: each view calls a selector and renders its dicts (the same ones the JSON API returns).
+The language comes from the address only, never from the browser's Accept-Language.
+"""
+
+import datetime as dt
+import functools
+import logging
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.http import HttpResponse
+from django.template.response import TemplateResponse
+from django.utils import translation
+from django.utils.translation import gettext_lazy as _
+
+from beers import degraded, labels
+from beers.errors import ApplicationError
+from beers.selectors import cities, ranking
+from beers.selectors.queries import SearchQuery
+
+logger = logging.getLogger(__name__)
+
+try:  # the pool raises its own timeout when every connection is busy
+    from psycopg_pool import PoolTimeout
+except ImportError:  # pragma: no cover
+    PoolTimeout = DatabaseError
+DATABASE_ERRORS = (DatabaseError, PoolTimeout)
+
+DJANGO_LANG = {"pt-BR": "pt-br", "en": "en"}
+PAGE_LIMIT = 50
+
+KIND_LABELS = {
+    "regular": _("Regular price"),
+    "happy_hour": _("Happy hour"),
+    "promo": _("Promotion"),
+    "combo": _("Combo"),
+    "open_bar": _("Open bar"),
+}
+VENUE_KIND_LABELS = {
+    "bar": _("Bar"),
+    "boteco": _("Boteco"),
+    "pub": _("Pub"),
+    "barraca": _("Beach stall"),
+    "restaurante": _("Restaurant"),
+    "deposito": _("Drinks shop"),
+    "cervejaria": _("Brewery"),
+    "outro": _("Other"),
+}
+ATTRIBUTE_LABELS = {
+    "musica_ao_vivo": _("Live music"),
+    "transmite_jogos": _("Shows matches"),
+    "area_externa": _("Outdoor seating"),
+    "pe_na_areia": _("On the sand"),
+}
+
+
+def _prefix(lang: str) -> str:
+    return "/en" if lang == "en" else ""
+
+
+def site_context(lang: str) -> dict:
+    """What the base template needs: language, attribution and the open-data links."""
+    return {
+        "lang": lang,
+        "site_name": settings.SITE_NAME,
+        "attribution": settings.ATTRIBUTION,
+        "home_path": _prefix(lang) or "/",
+        "api_docs": "/api/v1/docs",
+        "openapi": "/api/v1/openapi.json",
+        "datasets": "/api/v1/index.json",
+    }
+
+
+def _path(url: str) -> str:
+    """A page address of the selectors as a path, so links stay on the host that served the
+    page (SITE_URL is the canonical host)."""
+    return url.removeprefix(settings.SITE_URL) or "/"
+
+
+def _money(reais: float | None, lang: str) -> str | None:
+    return None if reais is None else labels.money(labels.cents_round(reais * 100), lang)
+
+
+def _deal_rows(deals: list[dict], lang: str) -> list[dict]:
+    """The selector's PublicDeal dicts plus what a page shows: path, labels, local money."""
+    return [
+        {
+            **d,
+            "path": _path(d["url"]),
+            "kind_label": KIND_LABELS.get(d["kind"], d["kind"]),
+            "price_text": _money(d["price_brl"], lang),
+            "per_litre_text": _money(d.get("price_per_litre_brl"), lang),
+            "couvert_text": _money(d["couvert_brl"], lang),
+            "verified_date": dt.date.fromisoformat(d["verified_on"]),
+            "confirmed_text": labels.confirmed_label(d["confirmations"], lang),
+        }
+        for d in deals
+    ]
+
+
+def _render(
+    request, template: str, lang: str, context: dict, *, alternate: str, status: int = 200
+) -> HttpResponse:
+    """Render in the page's language; `alternate` is the same page's path in the other one."""
+    with translation.override(DJANGO_LANG[lang]):
+        response = TemplateResponse(
+            request,
+            template,
+            {
+                **site_context(lang),
+                **context,
+                "alternate": alternate,
+                "alternate_lang": "pt-BR" if lang == "en" else "en",
+            },
+            status=status,
+        )
+        response.render()
+    response["Content-Language"] = lang
+    return response
+
+
+def not_found_page(request, lang: str = "pt-BR") -> HttpResponse:
+    """The HTML 404 of the site (unknown city or bar, unknown page)."""
+    other = "pt-BR" if lang == "en" else "en"
+    return _render(
+        request, "404.html", lang, {}, alternate=site_context(other)["home_path"], status=404
+    )
+
+
+def unavailable_page(request, lang: str, retry_after: int) -> HttpResponse:
+    """503 while the live pages are paused (operator switch) or the database is not
+    answering: the static datasets keep working."""
+    other = "pt-BR" if lang == "en" else "en"
+    response = _render(
+        request, "503.html", lang, {}, alternate=site_context(other)["home_path"], status=503
+    )
+    response["Retry-After"] = str(retry_after)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def degradable(view):
+    """Pages follow degraded mode like the live API: 503 instead of reading the database."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, lang: str = "pt-BR", **kwargs):
+        state = degraded.switch_state()
+        if state is not None:
+            return unavailable_page(request, lang, degraded.retry_after())
+        try:
+            return view(request, *args, lang=lang, **kwargs)
+        except DATABASE_ERRORS:
+            logger.warning("page %s: database not answering", request.path, exc_info=True)
+            return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
+
+    return wrapper
+
+
+def _cache(response: HttpResponse, fresh_until: dt.datetime) -> HttpResponse:
+    seconds = int(
+        min(settings.LIVE_CACHE_SECONDS, (fresh_until - dt.datetime.now(dt.UTC)).total_seconds())
+    )
+    response["Cache-Control"] = f"public, max-age={max(seconds, 0)}"
+    return response
+
+
+@degradable
+def home(request, lang: str = "pt-BR") -> HttpResponse:
+    rows = [{**c, "path": _path(c["url"])} for c in cities.cities_active(lang=lang)]
+    other = "pt-BR" if lang == "en" else "en"
+    return _render(
+        request,
+        "beers/home.html",
+        lang,
+        {"cities": rows},
+        alternate=site_context(other)["home_path"],
+    )
+
+
+@degradable
+def city_page(request, city: str, lang: str = "pt-BR") -> HttpResponse:
+    try:
+        answer = ranking.search(SearchQuery(city=city, lang=lang, limit=PAGE_LIMIT))
+    except ApplicationError as exc:
+        if exc.status == 404:
+            return not_found_page(request, lang)
+        raise
+    other = "pt-BR" if lang == "en" else "en"
+    context = {
+        "answer": answer.data,
+        "city_slug": city,
+        "deals": _deal_rows(answer.data["deals"], lang),
+    }
+    response = _render(
+        request, "beers/city.html", lang, context, alternate=f"{_prefix(other)}/{city}"
+    )
+    return _cache(response, answer.fresh_until)
+
+
+@degradable
+def venue_page(request, city: str, venue: str, lang: str = "pt-BR") -> HttpResponse:
+    try:
+        answer = ranking.venue_by_slug(city_slug=city, venue_slug=venue, lang=lang)
+    except ApplicationError as exc:
+        if exc.status == 404:
+            return not_found_page(request, lang)
+        raise
+    data = answer.data
+    bar = data["venue"]
+    other = "pt-BR" if lang == "en" else "en"
+    context = {
+        "answer": data,
+        "venue": bar,
+        "city_slug": city,
+        "city_path": _path(data["city_url"]),
+        "kind_label": VENUE_KIND_LABELS.get(bar["kind"], bar["kind"]),
+        "attribute_labels": [ATTRIBUTE_LABELS.get(a, a) for a in bar["attributes"]],
+        "deals": _deal_rows(data["deals"], lang),
+    }
+    response = _render(
+        request, "beers/venue.html", lang, context, alternate=f"{_prefix(other)}/{city}/{venue}"
+    )
+    return _cache(response, answer.fresh_until)
