@@ -1,0 +1,780 @@
+"""Import of a dataset tree (datasets.md layout) into an empty or existing database.
+
+Upserts: cities by slug (cities.json), brands/beers by slug and formats by code
+(catalog.json), bairros by (city, slug) (neighbourhoods.geojson), bars by id
+(venues-all.json) and prices by id (deals.json); ids are kept. Each price gets one check
+(source `import`) at its `verified_at` unless it already has one in that second.
+
+Everything happens in one transaction: a malformed file is refused with a message naming the
+file, the item (index and id) and the field, and the database is left as it was.
+
+Limits (see datasets/README.md): a price's check history is not in the files, so after an
+import the price index rests on one check per price; bairros without a boundary are not in the
+GeoJSON, so one a bar refers to is created with the name the CSV gives it (or its slug).
+"""
+
+import csv
+import datetime as dt
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from django.core.management.color import no_style
+from django.db import IntegrityError, connection, transaction
+from tqdm import tqdm
+
+from beers.models import (
+    FORMAT_CODE_RE,
+    INSTAGRAM_RE,
+    SLUG_RE,
+    UF_CODES,
+    VENUE_ATTRIBUTES,
+    Beer,
+    Brand,
+    CheckSource,
+    City,
+    Deal,
+    DealKind,
+    Format,
+    FormatType,
+    Neighbourhood,
+    Packaging,
+    PriceCheck,
+    Venue,
+    VenueKind,
+    VenueStatus,
+    validate_timezone,
+)
+
+from .rows import from_unix, price_per_litre_cents
+
+BATCH = 1000
+_SLUG = re.compile(SLUG_RE)
+_FORMAT_CODE = re.compile(FORMAT_CODE_RE)
+_INSTAGRAM = re.compile(INSTAGRAM_RE)
+_HHMM = re.compile(r"^([01]\d|2[0-4]):[0-5]\d$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+class ImportRefused(Exception):
+    """A file that does not follow datasets.md; nothing was written."""
+
+    def __init__(
+        self,
+        file: str,
+        message: str,
+        *,
+        item: int | None = None,
+        item_id=None,
+        field: str | None = None,
+    ):
+        self.file, self.item, self.item_id, self.field = file, item, item_id, field
+        where = [file]
+        if item is not None:
+            where.append(f"item {item}" + (f" (id {item_id})" if item_id is not None else ""))
+        if field is not None:
+            where.append(f'field "{field}"')
+        super().__init__(f"{', '.join(where)}: {message}")
+
+
+@dataclass
+class ImportResult:
+    cities: int = 0
+    brands: int = 0
+    beers: int = 0
+    formats: int = 0
+    neighbourhoods: int = 0
+    venues: int = 0
+    deals: int = 0
+    checks_created: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+# --- field checks: each returns the value to store or raises ValueError(message) --------------
+
+
+def _int(lo=None, hi=None, null=False) -> Callable:
+    def check(v):
+        if v is None and null:
+            return None
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError("must be an integer" + (" or null" if null else ""))
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            raise ValueError(f"must be between {lo} and {hi}")
+        return v
+
+    return check
+
+
+def _float(lo, hi) -> Callable:
+    def check(v):
+        if isinstance(v, bool) or not isinstance(v, int | float) or v != v:
+            raise ValueError("must be a number")
+        if not lo <= v <= hi:
+            raise ValueError(f"must be between {lo} and {hi}")
+        return float(v)
+
+    return check
+
+
+def _str(max_len, *, null=False, empty_ok=True, choices=None, pattern=None) -> Callable:
+    """Text; null becomes "" when the column stores empty text (null=True)."""
+
+    def check(v):
+        if v is None and null:
+            return ""
+        if not isinstance(v, str):
+            raise ValueError("must be a string" + (" or null" if null else ""))
+        if not v and not empty_ok:
+            raise ValueError("must not be empty")
+        if len(v) > max_len:
+            raise ValueError(f"must be at most {max_len} characters")
+        if choices is not None and v not in choices:
+            raise ValueError(f"must be one of {', '.join(sorted(choices))}")
+        if pattern is not None and v and not pattern.match(v):
+            raise ValueError(f"does not match {pattern.pattern}")
+        return v
+
+    return check
+
+
+def _slug(null=False) -> Callable:
+    def check(v):
+        if v is None and null:
+            return None
+        return _str(140, empty_ok=False, pattern=_SLUG)(v)
+
+    return check
+
+
+def _bool(v):
+    if not isinstance(v, bool):
+        raise ValueError("must be true or false")
+    return v
+
+
+def _unix(v):
+    _int(0, 2**40)(v)
+    return from_unix(v)
+
+
+def _date(v):
+    if v is None:
+        return None
+    if not isinstance(v, str) or not _DATE.match(v):
+        raise ValueError("must be a date YYYY-MM-DD or null")
+    try:
+        return dt.date.fromisoformat(v)
+    except ValueError:
+        raise ValueError("is not a calendar date") from None
+
+
+def _attributes(v):
+    if not isinstance(v, list) or any(a not in VENUE_ATTRIBUTES for a in v):
+        raise ValueError(f"must be a list of {', '.join(VENUE_ATTRIBUTES)}")
+    if len(set(v)) != len(v):
+        raise ValueError("must not repeat an attribute")
+    return v
+
+
+def _schedules(v):
+    if not isinstance(v, list) or len(v) > 14:
+        raise ValueError("must be a list of at most 14 schedules")
+    out = []
+    for i, s in enumerate(v):
+        if not isinstance(s, dict):
+            raise ValueError(f"schedule {i} must be an object")
+        days = s.get("days")
+        if (
+            not isinstance(days, list)
+            or not 1 <= len(days) <= 7
+            or any(isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= 6 for d in days)
+        ):
+            raise ValueError(f"schedule {i}: days must be 1 to 7 integers 0..6")
+        start, end = s.get("start"), s.get("end")
+        if not isinstance(start, str) or not _HHMM.match(start) or start.startswith("24"):
+            raise ValueError(f"schedule {i}: start must be HH:MM, hour 00 to 23")
+        if (
+            not isinstance(end, str)
+            or not _HHMM.match(end)
+            or (end.startswith("24") and end != "24:00")
+        ):
+            raise ValueError(f"schedule {i}: end must be HH:MM, hour 00 to 24")
+        out.append({"days": days, "start": start, "end": end})
+    return out
+
+
+CITY_FIELDS = {
+    "slug": _slug(),
+    "name": _str(80, empty_ok=False),
+    "state": _str(2, choices=set(UF_CODES)),
+    "timezone": _str(64, empty_ok=False),
+    "lat": _float(-90, 90),
+    "lng": _float(-180, 180),
+}
+BRAND_FIELDS = {"slug": _slug(), "name": _str(80, empty_ok=False)}
+BEER_FIELDS = {"slug": _slug(), "name": _str(80, empty_ok=False), "brand": _slug(null=True)}
+FORMAT_FIELDS = {
+    "code": _str(40, pattern=_FORMAT_CODE, empty_ok=False),
+    "type": _str(16, choices=set(FormatType.values)),
+    "volume_ml": _int(1, 20000),
+    "label_pt": _str(60),
+    "label_en": _str(60),
+}
+VENUE_FIELDS = {
+    "id": _int(1),
+    "slug": _slug(),
+    "name": _str(120, empty_ok=False),
+    "kind": _str(16, choices=set(VenueKind.values)),
+    "on_site": _bool,
+    "neighbourhood": _slug(null=True),
+    "address": _str(200, null=True),
+    "lat": _float(-90, 90),
+    "lng": _float(-180, 180),
+    "instagram": _str(30, null=True, pattern=_INSTAGRAM),
+    "opening_hours": _str(255, null=True),
+    "attributes": _attributes,
+    "status": _str(8, choices=set(VenueStatus.values)),
+    "created_at": _unix,
+}
+DEAL_FIELDS = {
+    "id": _int(1),
+    "venue_id": _int(1),
+    "beer": _slug(null=True),
+    "brand": _slug(null=True),
+    "format_code": _str(40, pattern=_FORMAT_CODE, empty_ok=False),
+    "units": _int(1, 50),
+    "packaging": _str(8, choices=set(Packaging.values)),
+    "kind": _str(12, choices=set(DealKind.values)),
+    "price_cents": _int(1, 1_000_000),
+    "price_per_litre_cents": _int(0, null=True),
+    "open_bar_minutes": _int(1, 1440, null=True),
+    "service_charge_pct": _int(0, 30, null=True),
+    "couvert_cents": _int(0, 100_000, null=True),
+    "conditions": _str(280, null=True),
+    "valid_from": _date,
+    "valid_until": _date,
+    "schedules": _schedules,
+    "verified_at": _unix,
+    "created_at": _unix,
+    "confirmations": _int(0),
+    "open_disputes": _int(0),
+    "status": _str(10, choices={"published", "disputed"}),
+}
+
+
+def _clean(file: str, index: int, item, fields: dict, id_key: str = "id") -> dict:
+    if not isinstance(item, dict):
+        raise ImportRefused(file, "must be an object", item=index)
+    item_id = item.get(id_key)
+    out = {}
+    for name, check in fields.items():
+        if name not in item:
+            raise ImportRefused(file, "is missing", item=index, item_id=item_id, field=name)
+        try:
+            out[name] = check(item[name])
+        except ValueError as exc:
+            raise ImportRefused(
+                file, f"{exc} (got {item[name]!r:.60})", item=index, item_id=item_id, field=name
+            ) from None
+    return out
+
+
+def _load(root: Path, rel: str) -> dict:
+    path = root / rel
+    try:
+        data = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise ImportRefused(rel, "file is missing") from None
+    except orjson.JSONDecodeError as exc:
+        raise ImportRefused(rel, f"not valid JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ImportRefused(rel, "must be a JSON object")
+    return data
+
+
+class _NotLineDelimited(Exception):
+    """The file is not laid out one item per line as the export writes it."""
+
+
+def _items_stream(root: Path, rel: str):
+    """(envelope, items) of a file. Files laid out as the export writes them (header line
+    ending in `"items":[`, one item per line, then `]}`) are read line by line, so memory
+    stays flat; the items iterator raises _NotLineDelimited if the layout turns out to differ.
+    Any other file is parsed whole."""
+    path = root / rel
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline().rstrip(b"\r\n")
+    except FileNotFoundError:
+        raise ImportRefused(rel, "file is missing") from None
+    if first.endswith(b'"items":['):
+        try:
+            envelope = orjson.loads(first + b"]}")
+        except orjson.JSONDecodeError:
+            envelope = None
+        if isinstance(envelope, dict):
+            return envelope, _line_items(path)
+    data = _load(root, rel)
+    return data, iter(_array(data, rel))
+
+
+def _line_items(path: Path):
+    with open(path, "rb") as fh:
+        fh.readline()
+        comma, count = False, 0
+        for line in fh:
+            line = line.rstrip(b"\r\n")
+            if line == b"]}":
+                if comma or fh.read().strip():
+                    raise _NotLineDelimited
+                return
+            if count and not comma:  # two items without a comma between them
+                raise _NotLineDelimited
+            count += 1
+            comma = line.endswith(b",")
+            try:
+                yield orjson.loads(line[:-1] if comma else line)
+            except orjson.JSONDecodeError:
+                raise _NotLineDelimited from None
+        raise _NotLineDelimited
+
+
+def _array(data: dict, rel: str, key: str = "items") -> list:
+    value = data.get(key)
+    if not isinstance(value, list):
+        raise ImportRefused(rel, f'"{key}" must be an array', field=key)
+    return value
+
+
+def _envelope(data: dict, rel: str, city: str | None = None) -> None:
+    if data.get("license") != "ODbL-1.0":
+        raise ImportRefused(rel, 'must be "ODbL-1.0"', field="license")
+    for key in ("updated_at", "attribution"):
+        if not isinstance(data.get(key), str):
+            raise ImportRefused(rel, "must be a string", field=key)
+    if city is not None and data.get("city") != city:
+        raise ImportRefused(rel, f'must be "{city}"', field="city")
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+CONSTRAINT_FIELDS = {
+    "venue_slug_per_city": "slug",
+    "neighbourhood_slug_per_city": "slug",
+    "deal_validity_order": "valid_until",
+    "deal_price_range": "price_cents",
+    "beers_venue.slug": "slug",
+    "beers_neighbourhood.slug": "slug",  # SQLite's wording
+}
+
+
+def _bulk_upsert(
+    model,
+    objs: list,
+    *,
+    unique: list[str],
+    update: list[str],
+    file: str,
+    labels: list[tuple[int, object]],
+) -> None:
+    """Insert or update `objs` in one statement; on a database refusal, find the item."""
+    if not objs:
+        return
+    try:
+        with transaction.atomic():
+            model.objects.bulk_create(
+                objs,
+                update_conflicts=True,
+                unique_fields=unique,
+                update_fields=update,
+                batch_size=BATCH,
+            )
+    except IntegrityError:
+        for obj, (index, item_id) in zip(objs, labels, strict=True):
+            try:
+                with transaction.atomic():
+                    model.objects.bulk_create(
+                        [obj], update_conflicts=True, unique_fields=unique, update_fields=update
+                    )
+            except IntegrityError as exc:
+                text = str(exc)
+                fld = next((f for c, f in CONSTRAINT_FIELDS.items() if c in text), None)
+                raise ImportRefused(
+                    file,
+                    f"refused by the database ({text.splitlines()[0]})",
+                    item=index,
+                    item_id=item_id,
+                    field=fld,
+                ) from None
+        raise
+
+
+def _import_cities(root: Path, result: ImportResult) -> list[City]:
+    rel = "cities.json"
+    data = _load(root, rel)
+    _envelope(data, rel)
+    cities = []
+    for i, raw in enumerate(_array(data, rel)):
+        item = _clean(rel, i, raw, CITY_FIELDS, "slug")
+        try:
+            validate_timezone(item["timezone"])
+        except Exception:
+            raise ImportRefused(
+                rel, "is not an IANA time zone", item=i, item_id=item["slug"], field="timezone"
+            ) from None
+        city, _ = City.objects.update_or_create(
+            slug=item["slug"], defaults={**item, "active": True}
+        )
+        cities.append(city)
+    result.cities = len(cities)
+    return cities
+
+
+def _import_catalog(root: Path, result: ImportResult) -> None:
+    rel = "catalog.json"
+    data = _load(root, rel)
+    _envelope(data, rel)
+    brands = [
+        _clean(rel, i, b, BRAND_FIELDS, "slug") for i, b in enumerate(_array(data, rel, "brands"))
+    ]
+    beers = [
+        _clean(rel, i, b, BEER_FIELDS, "slug") for i, b in enumerate(_array(data, rel, "beers"))
+    ]
+    formats = [
+        _clean(rel, i, f, FORMAT_FIELDS, "code") for i, f in enumerate(_array(data, rel, "formats"))
+    ]
+    for items, key, label in (
+        (brands, "slug", "brands"),
+        (beers, "slug", "beers"),
+        (formats, "code", "formats"),
+    ):
+        seen = set()
+        for i, item in enumerate(items):
+            if item[key] in seen:
+                raise ImportRefused(rel, f"{label}: repeated", item=i, item_id=item[key], field=key)
+            seen.add(item[key])
+    for i, f in enumerate(formats):
+        if not f["code"].startswith(f["type"] + "_"):
+            raise ImportRefused(
+                rel,
+                "formats: the code must start with its type",
+                item=i,
+                item_id=f["code"],
+                field="code",
+            )
+    _bulk_upsert(
+        Brand,
+        [Brand(**b) for b in brands],
+        unique=["slug"],
+        update=["name"],
+        file=rel,
+        labels=[(i, b["slug"]) for i, b in enumerate(brands)],
+    )
+    brand_ids = dict(Brand.objects.values_list("slug", "id"))
+    objs = []
+    for i, b in enumerate(beers):
+        if b["brand"] is not None and b["brand"] not in brand_ids:
+            raise ImportRefused(
+                rel, "beers: unknown brand", item=i, item_id=b["slug"], field="brand"
+            )
+        objs.append(Beer(slug=b["slug"], name=b["name"], brand_id=brand_ids.get(b["brand"])))
+    _bulk_upsert(
+        Beer,
+        objs,
+        unique=["slug"],
+        update=["name", "brand"],
+        file=rel,
+        labels=[(i, b["slug"]) for i, b in enumerate(beers)],
+    )
+    _bulk_upsert(
+        Format,
+        [Format(**f) for f in formats],
+        unique=["code"],
+        update=["type", "volume_ml", "label_pt", "label_en"],
+        file=rel,
+        labels=[(i, f["code"]) for i, f in enumerate(formats)],
+    )
+    result.brands, result.beers, result.formats = len(brands), len(beers), len(formats)
+
+
+def _import_neighbourhoods(root: Path, city: City, result: ImportResult) -> dict[str, int]:
+    rel = f"{city.slug}/neighbourhoods.geojson"
+    data = _load(root, rel)
+    if data.get("type") != "FeatureCollection":
+        raise ImportRefused(rel, 'must be "FeatureCollection"', field="type")
+    objs, labels = [], []
+    for i, feature in enumerate(_array(data, rel, "features")):
+        if not isinstance(feature, dict) or feature.get("type") != "Feature":
+            raise ImportRefused(rel, 'must be a "Feature"', item=i, field="type")
+        props = feature.get("properties")
+        if not isinstance(props, dict):
+            raise ImportRefused(rel, "must be an object", item=i, field="properties")
+        item = _clean(rel, i, props, {"slug": _slug(), "name": _str(120, empty_ok=False)}, "slug")
+        geometry = feature.get("geometry")
+        if (
+            not isinstance(geometry, dict)
+            or geometry.get("type") not in ("Polygon", "MultiPolygon")
+            or not isinstance(geometry.get("coordinates"), list)
+        ):
+            raise ImportRefused(
+                rel,
+                "must be a Polygon or MultiPolygon",
+                item=i,
+                item_id=item["slug"],
+                field="geometry",
+            )
+        objs.append(
+            Neighbourhood(city=city, slug=item["slug"], name=item["name"], boundary=geometry)
+        )
+        labels.append((i, item["slug"]))
+    _bulk_upsert(
+        Neighbourhood,
+        objs,
+        unique=["city", "slug"],
+        update=["name", "boundary"],
+        file=rel,
+        labels=labels,
+    )
+    result.neighbourhoods += len(objs)
+    return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id"))
+
+
+def _csv_names(root: Path, rel: str, column: str) -> dict[int, str]:
+    """id → `column` of a CSV twin, for names the JSON does not carry (best effort)."""
+    try:
+        with open(root / rel, newline="", encoding="utf-8") as fh:
+            return {int(r["id"]): r[column] for r in csv.DictReader(fh) if r.get(column)}
+    except (OSError, KeyError, ValueError):
+        return {}
+
+
+def _import_venues(root: Path, city: City, hoods: dict[str, int], result: ImportResult) -> set[int]:
+    rel = f"{city.slug}/venues-all.json"
+    data = _load(root, rel)
+    _envelope(data, rel, city.slug)
+    raw_items = _array(data, rel)
+    objs, labels, ids, slugs = [], [], set(), {}
+    hood_names = None
+    taken = dict(Venue.objects.filter(city=city).values_list("slug", "id"))
+    for i, raw in enumerate(raw_items):
+        item = _clean(rel, i, raw, VENUE_FIELDS)
+        if item["id"] in ids:
+            raise ImportRefused(rel, "repeated", item=i, item_id=item["id"], field="id")
+        ids.add(item["id"])
+        if item["slug"] in slugs:
+            raise ImportRefused(
+                rel,
+                f"already used by item {slugs[item['slug']]}",
+                item=i,
+                item_id=item["id"],
+                field="slug",
+            )
+        slugs[item["slug"]] = i
+        slug = item.pop("neighbourhood")
+        if slug is not None and slug not in hoods:
+            # A bairro without a boundary is no GeoJSON feature: create it, named as the CSV.
+            if hood_names is None:
+                hood_names = _csv_names(root, f"{city.slug}/venues-all.csv", "neighbourhood")
+            hood = Neighbourhood.objects.create(
+                city=city, slug=slug, name=hood_names.get(item["id"], slug)[:120]
+            )
+            hoods[slug] = hood.id
+            result.notes.append(f"{rel}: created bairro {slug} (no boundary in the GeoJSON)")
+        objs.append(Venue(city=city, neighbourhood_id=hoods.get(slug), **item))
+        labels.append((i, item["id"]))
+    for obj, (i, item_id) in zip(objs, labels, strict=True):
+        owner = taken.get(obj.slug, item_id)
+        if owner != item_id and owner not in ids:  # a bar the file does not rename
+            raise ImportRefused(
+                rel,
+                f"already used by bar {owner} of {city.slug}",
+                item=i,
+                item_id=item_id,
+                field="slug",
+            )
+    update = [f for f in VENUE_FIELDS if f not in ("id", "neighbourhood")] + [
+        "neighbourhood",
+        "city",
+    ]
+    _bulk_upsert(Venue, objs, unique=["id"], update=update, file=rel, labels=labels)
+    result.venues += len(objs)
+    return ids
+
+
+def _import_deals(
+    root: Path, city: City, venue_ids: set[int], result: ImportResult, bar: bool
+) -> None:
+    rel = f"{city.slug}/deals.json"
+    envelope, items = _items_stream(root, rel)
+    _envelope(envelope, rel, city.slug)
+    try:
+        with transaction.atomic():  # a savepoint, so that the fallback starts clean
+            counts = _deals_from(items, rel, city, venue_ids, bar)
+    except _NotLineDelimited:
+        # Valid JSON laid out otherwise (pretty-printed, say): parse the whole file instead.
+        data = _load(root, rel)
+        counts = _deals_from(iter(_array(data, rel)), rel, city, venue_ids, bar)
+    result.deals += counts[0]
+    result.checks_created += counts[1]
+
+
+def _deals_from(raw_items, rel: str, city: City, venue_ids: set[int], bar: bool) -> tuple[int, int]:
+    """Validate and upsert prices as they come; returns (prices, checks created)."""
+    counts = [0, 0]
+    beers = dict(Beer.objects.values_list("slug", "id"))
+    brands = dict(Brand.objects.values_list("slug", "id"))
+    formats = {
+        code: (fid, ml) for code, fid, ml in Format.objects.values_list("code", "id", "volume_ml")
+    }
+    seen: set[int] = set()
+    objs, labels = [], []
+    for i, raw in enumerate(
+        tqdm(raw_items, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr)
+    ):
+        item = _clean(rel, i, raw, DEAL_FIELDS)
+        item_id = item["id"]
+
+        def refuse(message, fld, i=i, item_id=item_id):
+            return ImportRefused(rel, message, item=i, item_id=item_id, field=fld)
+
+        if item_id in seen:
+            raise refuse("repeated", "id")
+        seen.add(item_id)
+        if item["venue_id"] not in venue_ids:
+            raise refuse(f"no bar with this id in {city.slug}/venues-all.json", "venue_id")
+        for key, table in (("beer", beers), ("brand", brands)):
+            if item[key] is not None and item[key] not in table:
+                raise refuse(f"not in catalog.json {key}s", key)
+        if item["format_code"] not in formats:
+            raise refuse("not in catalog.json formats", "format_code")
+        if item["valid_from"] and item["valid_until"] and item["valid_from"] > item["valid_until"]:
+            raise refuse("is before valid_from", "valid_until")
+        format_id, volume_ml = formats[item["format_code"]]
+        expected = price_per_litre_cents(
+            item["price_cents"], item["units"], volume_ml, item["kind"]
+        )
+        if item["price_per_litre_cents"] != expected:
+            raise refuse(
+                f"must be {expected} (price, units and the format's volume)",
+                "price_per_litre_cents",
+            )
+        objs.append(
+            Deal(
+                id=item_id,
+                city=city,
+                venue_id=item["venue_id"],
+                beer_id=beers.get(item["beer"]),
+                brand_id=brands.get(item["brand"]),
+                format_id=format_id,
+                volume_ml=volume_ml,
+                **{
+                    k: item[k]
+                    for k in (
+                        "units",
+                        "packaging",
+                        "kind",
+                        "price_cents",
+                        "open_bar_minutes",
+                        "service_charge_pct",
+                        "couvert_cents",
+                        "conditions",
+                        "valid_from",
+                        "valid_until",
+                        "schedules",
+                        "verified_at",
+                        "created_at",
+                        "confirmations",
+                        "open_disputes",
+                        "status",
+                    )
+                },
+            )
+        )
+        labels.append((i, item_id))
+        if len(objs) >= BATCH:
+            _write_deals(objs, labels, rel, counts)
+            objs, labels = [], []
+    _write_deals(objs, labels, rel, counts)
+    return counts[0], counts[1]
+
+
+_DEAL_UPDATE = [
+    "city",
+    "venue",
+    "beer",
+    "brand",
+    "format",
+    "volume_ml",
+    "units",
+    "packaging",
+    "kind",
+    "price_cents",
+    "open_bar_minutes",
+    "service_charge_pct",
+    "couvert_cents",
+    "conditions",
+    "valid_from",
+    "valid_until",
+    "schedules",
+    "verified_at",
+    "created_at",
+    "confirmations",
+    "open_disputes",
+    "status",
+]
+
+
+def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int]) -> None:
+    if not objs:
+        return
+    _bulk_upsert(Deal, objs, unique=["id"], update=_DEAL_UPDATE, file=rel, labels=labels)
+    counts[0] += len(objs)
+    # One check per price at its verified_at, unless one exists in that second.
+    have = set()
+    for deal_id, checked_at in PriceCheck.objects.filter(
+        deal_id__in=[d.id for d in objs]
+    ).values_list("deal_id", "checked_at"):
+        have.add((deal_id, int(checked_at.timestamp() // 1)))
+    checks = [
+        PriceCheck(
+            deal_id=d.id,
+            price_cents=d.price_cents,
+            checked_at=d.verified_at,
+            source=CheckSource.IMPORT,
+        )
+        for d in objs
+        if (d.id, int(d.verified_at.timestamp())) not in have
+    ]
+    PriceCheck.objects.bulk_create(checks, batch_size=BATCH)
+    counts[1] += len(checks)
+
+
+def _reset_sequences() -> None:
+    """After rows with explicit ids, the next id must come after them (PostgreSQL)."""
+    models = [City, Neighbourhood, Venue, Brand, Beer, Format, Deal, PriceCheck]
+    statements = connection.ops.sequence_reset_sql(no_style(), models)
+    if statements:
+        with connection.cursor() as cursor:
+            for sql in statements:
+                cursor.execute(sql)
+
+
+def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportResult:
+    """Load the tree in `directory` (datasets.md layout). All or nothing: raises
+    ImportRefused, with the database unchanged, on the first malformed file or item."""
+    root = Path(directory)
+    bar = sys.stderr.isatty() if progress is None else progress
+    result = ImportResult()
+    with transaction.atomic():
+        cities = _import_cities(root, result)
+        _import_catalog(root, result)
+        for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
+            hoods = _import_neighbourhoods(root, city, result)
+            venue_ids = _import_venues(root, city, hoods, result)
+            _import_deals(root, city, venue_ids, result, bar)
+        _reset_sequences()
+    return result

@@ -1,0 +1,37 @@
+"""`python manage.py export_datasets [--dir DIR] [--if-changed]`: write the open datasets."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from datasets.services import datasets_export, datasets_export_if_changed
+
+
+class Command(BaseCommand):
+    help = (
+        "Write every open dataset file (datasets.md) to the datasets storage as a new "
+        "generation, or with --dir as a plain tree in a folder."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dir", type=Path, help="write a plain tree into this folder")
+        parser.add_argument(
+            "--if-changed",
+            action="store_true",
+            help="only when the data changed since the served export",
+        )
+
+    def handle(self, *args, dir=None, if_changed=False, **options):
+        if if_changed and dir is None:
+            result = datasets_export_if_changed()
+            if result is None:
+                self.stdout.write("datasets: unchanged, nothing exported")
+                return
+        else:
+            result = datasets_export(directory=dir)
+        where = result.generation or str(dir)
+        total = sum(c["deals"] for c in result.counts.values())
+        self.stdout.write(
+            f"datasets: {len(result.counts)} cities, {total} prices -> {where} "
+            f"({result.seconds:.1f}s)"
+        )

@@ -1,0 +1,32 @@
+"""`python manage.py import_datasets DIR`: load a dataset tree (datasets.md layout)."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from datasets.importer import ImportRefused, datasets_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Load a tree of open dataset files (index.json, cities.json, catalog.json, "
+        "{city}/...) into the database: upsert by id / slug, ids kept, all or nothing."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("directory", type=Path)
+
+    def handle(self, *args, directory: Path, **options):
+        if not directory.is_dir():
+            raise CommandError(f"{directory} is not a folder")
+        try:
+            result = datasets_import(directory)
+        except ImportRefused as exc:
+            raise CommandError(f"import refused, nothing changed: {exc}") from None
+        for note in result.notes:
+            self.stderr.write(note)
+        self.stdout.write(
+            f"imported {result.cities} cities, {result.brands} brands, {result.beers} beers, "
+            f"{result.formats} formats, {result.neighbourhoods} bairros, {result.venues} bars, "
+            f"{result.deals} prices ({result.checks_created} checks added)"
+        )

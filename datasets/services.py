@@ -1,0 +1,530 @@
+"""Export of the open datasets (datasets.md) and keeping them fresh.
+
+Rows are read with `.values().iterator()` (server-side cursors on PostgreSQL) and written as
+they come to files in a temporary folder, so memory stays flat whatever the size. The whole
+tree is then uploaded under a new generation and `current.json` switched to it (see
+generations.py). On PostgreSQL the export reads one REPEATABLE READ snapshot, so counts,
+`cities.json` and the per-city files agree with each other.
+"""
+
+import contextlib
+import csv
+import datetime as dt
+import hashlib
+import logging
+import sys
+import tempfile
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
+from django.utils import timezone
+from tqdm import tqdm
+
+from beers import labels
+from beers.models import (
+    Beer,
+    Brand,
+    City,
+    Deal,
+    Format,
+    Neighbourhood,
+    PriceCheck,
+    Venue,
+)
+from beers.selectors.catalog import catalog, cities_summary
+from beers.selectors.price_index import price_index
+from beers.selectors.published import UnixSeconds, published_deals
+
+from . import rows
+from .generations import FileInfo, file_info, prune, publish, read_pointer
+from .storage import datasets_storage
+
+logger = logging.getLogger(__name__)
+
+LICENSE = "ODbL-1.0"
+API_PREFIX = "/api/v1/"
+CITY_FILES = (
+    "deals.json",
+    "deals.csv",
+    "venues.json",
+    "venues.csv",
+    "venues-all.json",
+    "venues-all.csv",
+    "price-index.json",
+    "price-index.csv",
+    "neighbourhoods.geojson",
+)
+TOP_FILES = ("index.json", "cities.json", "catalog.json")
+CHUNK = 2000
+LOCK_KEY = "datasets:export-lock"
+PENDING_KEY = "datasets:export-pending"
+
+DEAL_FIELDS = (
+    "id",
+    "venue_id",
+    "beer__slug",
+    "beer__name",
+    "beer__brand__slug",
+    "beer__brand__name",
+    "brand__slug",
+    "brand__name",
+    "format_id",
+    "format__code",
+    "units",
+    "volume_ml",
+    "packaging",
+    "kind",
+    "price_cents",
+    "open_bar_minutes",
+    "service_charge_pct",
+    "couvert_cents",
+    "conditions",
+    "valid_from",
+    "valid_until",
+    "schedules",
+    "verified_unix",
+    "created_unix",
+    "confirmations",
+    "open_disputes",
+    "status",
+    "venue__name",
+    "venue__neighbourhood__name",
+)
+VENUE_FIELDS = (
+    "id",
+    "slug",
+    "name",
+    "kind",
+    "on_site",
+    "neighbourhood__slug",
+    "neighbourhood__name",
+    "address",
+    "lat",
+    "lng",
+    "instagram",
+    "opening_hours",
+    "attributes",
+    "status",
+    "created_unix",
+)
+
+
+@dataclass
+class ExportResult:
+    updated_at: str
+    fingerprint: str
+    generation: str | None = None  # None when written to a plain folder
+    files: dict[str, FileInfo] = field(default_factory=dict)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _progress_wanted(progress: bool | None) -> bool:
+    return sys.stderr.isatty() if progress is None else progress
+
+
+# --- writers ---------------------------------------------------------------------------------
+
+
+class JsonWriter:
+    """One JSON object: the header's fields, then arrays written one element per line as the
+    elements come (nothing is held in memory)."""
+
+    def __init__(self, fh, header: dict):
+        self.fh, self.count = fh, 0
+        body = orjson.dumps(header)
+        fh.write(body[:-1])  # without the closing brace
+        self._empty = body == b"{}"
+
+    def _key(self, key: str) -> None:
+        self.fh.write((b"" if self._empty else b",") + orjson.dumps(key) + b":")
+        self._empty = False
+
+    def begin(self, key: str) -> None:
+        self._key(key)
+        self.fh.write(b"[")
+        self.count = 0
+
+    def add(self, item) -> None:
+        self.fh.write((b",\n" if self.count else b"\n") + orjson.dumps(item))
+        self.count += 1
+
+    def end(self) -> int:
+        self.fh.write(b"\n]" if self.count else b"]")
+        return self.count
+
+    def field(self, key: str, value) -> None:
+        self._key(key)
+        self.fh.write(orjson.dumps(value))
+
+    def close(self) -> None:
+        self.fh.write(b"}\n")
+
+
+def _open_csv(path: Path, columns: Iterable[str]):
+    fh = open(path, "w", newline="", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+    writer = csv.writer(fh, lineterminator="\r\n")
+    writer.writerow(columns)
+    return fh, writer
+
+
+def _envelope(updated_at: str, **extra) -> dict:
+    return {
+        "updated_at": updated_at,
+        "license": LICENSE,
+        "attribution": settings.ATTRIBUTION,
+        **extra,
+    }
+
+
+def _write_json(
+    path: Path, header: dict, arrays: dict[str, Iterable], tail: dict | None = None
+) -> None:
+    """An envelope whose arrays are written one element per line, then `tail`'s fields."""
+    with open(path, "wb") as fh:
+        out = JsonWriter(fh, header)
+        for key, items in arrays.items():
+            out.begin(key)
+            for item in items:
+                out.add(item)
+            out.end()
+        for key, value in (tail or {}).items():
+            out.field(key, value)
+        out.close()
+
+
+# --- the data --------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _snapshot() -> Iterator[None]:
+    """One consistent view of the data for the whole export."""
+    if connection.in_atomic_block:  # inside a caller's transaction (tests): use it as it is
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            timeout_ms = int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                cursor.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
+        yield
+
+
+def data_fingerprint() -> str:
+    """A cheap digest that changes when the published data changes (new, edited, moderated or
+    checked prices; new or closed bars; catalogue or city changes). Six aggregate queries.
+
+    Edits it cannot see (a renamed bar, say) reach the files at the next forced export
+    (DATASETS_MAX_AGE_SECONDS) or when a service calls datasets_schedule_export().
+    """
+    parts = [
+        Deal.objects.aggregate(
+            n=Count("id"),
+            max_id=Max("id"),
+            verified=Max("verified_at"),
+            created=Max("created_at"),
+            confirmations=Sum("confirmations"),
+            disputes=Sum("open_disputes"),
+            price=Sum("price_cents"),
+            published=Count("id", filter=Q(status="published")),
+            disputed=Count("id", filter=Q(status="disputed")),
+        ),
+        Venue.objects.aggregate(
+            n=Count("id"), max_id=Max("id"), open=Count("id", filter=Q(status="open"))
+        ),
+        PriceCheck.objects.aggregate(n=Count("id"), max_id=Max("id")),
+        City.objects.aggregate(n=Count("id"), active=Count("id", filter=Q(active=True))),
+        Neighbourhood.objects.aggregate(n=Count("id"), max_id=Max("id")),
+        {
+            "brands": Brand.objects.count(),
+            "beers": Beer.objects.aggregate(n=Count("id"), max_id=Max("id")),
+            "formats": Format.objects.count(),
+        },
+    ]
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
+
+
+def _deals_and_csv(
+    city: City, folder: Path, header: dict, formats: dict[int, Format], bar: bool
+) -> int:
+    tz = city.tz
+    qs = (
+        published_deals(city=city)
+        .annotate(verified_unix=UnixSeconds("verified_at"), created_unix=UnixSeconds("created_at"))
+        .order_by("id")
+        .values(*DEAL_FIELDS)
+    )
+    total = published_deals(city=city).count() if bar else None
+    with (
+        open(folder / "deals.json", "wb") as jf,
+        tqdm(
+            total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
+        ) as progress,
+    ):
+        csv_fh, writer = _open_csv(folder / "deals.csv", rows.DEALS_CSV_COLUMNS)
+        with csv_fh:
+            items = JsonWriter(jf, header)
+            items.begin("items")
+            for row in qs.iterator(chunk_size=CHUNK):
+                item = rows.deal_item(row)
+                items.add(item)
+                writer.writerow(
+                    rows.deal_csv_row(
+                        item,
+                        venue=row["venue__name"],
+                        neighbourhood=row["venue__neighbourhood__name"],
+                        beer=row["beer__name"],
+                        brand=row["beer__brand__name"] or row["brand__name"],
+                        volume_ml=row["volume_ml"],
+                        serving=labels.serving_label(
+                            fmt=formats[row["format_id"]],
+                            units=row["units"],
+                            packaging=row["packaging"],
+                            lang="pt-BR",
+                        ),
+                        when=labels.schedule_text(
+                            row["schedules"],
+                            "pt-BR",
+                            valid_from=row["valid_from"],
+                            valid_until=row["valid_until"],
+                        ),
+                        tz=tz,
+                    )
+                )
+                progress.update()
+            count = items.end()
+            items.close()
+    return count
+
+
+def _venues_and_csv(city: City, folder: Path, stem: str, header: dict, qs) -> int:
+    base = f"{settings.SITE_URL}/{city.slug}/"
+    with open(folder / f"{stem}.json", "wb") as jf:
+        csv_fh, writer = _open_csv(folder / f"{stem}.csv", rows.VENUES_CSV_COLUMNS)
+        with csv_fh:
+            items = JsonWriter(jf, header)
+            items.begin("items")
+            for row in (
+                qs.annotate(created_unix=UnixSeconds("created_at"))
+                .order_by("id")
+                .values(*VENUE_FIELDS)
+                .iterator(chunk_size=CHUNK)
+            ):
+                item = rows.venue_item(row)
+                items.add(item)
+                writer.writerow(
+                    rows.venue_csv_row(
+                        item, neighbourhood=row["neighbourhood__name"], url=base + item["slug"]
+                    )
+                )
+            count = items.end()
+            items.close()
+    return count
+
+
+def ring_is_ccw(ring: list) -> bool:
+    """Shoelace: a positive area means counter-clockwise (lon/lat axes)."""
+    area = 0.0
+    for (x1, y1, *_), (x2, y2, *_) in zip(ring, ring[1:], strict=False):
+        area += x1 * y2 - x2 * y1
+    return area > 0
+
+
+def geometry_rfc7946(geometry: dict) -> dict:
+    """The geometry with RFC 7946's winding: outer rings counter-clockwise, holes clockwise."""
+
+    def polygon(rings):
+        return [
+            ring if ring_is_ccw(ring) == (i == 0) else list(reversed(ring))
+            for i, ring in enumerate(rings)
+        ]
+
+    if geometry["type"] == "Polygon":
+        return {"type": "Polygon", "coordinates": polygon(geometry["coordinates"])}
+    return {"type": "MultiPolygon", "coordinates": [polygon(p) for p in geometry["coordinates"]]}
+
+
+def _neighbourhoods(city: City, folder: Path) -> int:
+    """Bairros with a Polygon/MultiPolygon boundary (those without one are not features)."""
+    with open(folder / "neighbourhoods.geojson", "wb") as fh:
+        features = JsonWriter(fh, {"type": "FeatureCollection"})
+        features.begin("features")
+        for slug, name, boundary in (
+            Neighbourhood.objects.filter(city=city)
+            .exclude(boundary=None)
+            .order_by("slug")
+            .values_list("slug", "name", "boundary")
+            .iterator(chunk_size=200)
+        ):
+            if not isinstance(boundary, dict) or boundary.get("type") not in (
+                "Polygon",
+                "MultiPolygon",
+            ):
+                logger.warning("datasets: bairro %s/%s has no usable boundary", city.slug, slug)
+                continue
+            features.add(
+                {
+                    "type": "Feature",
+                    "properties": {"slug": slug, "name": name},
+                    "geometry": geometry_rfc7946(boundary),
+                }
+            )
+        count = features.end()
+        features.close()
+    return count
+
+
+def _price_index(city: City, folder: Path, header: dict, now: dt.datetime) -> int:
+    cells = price_index(city=city, now=now)
+    _write_json(folder / "price-index.json", header, {"items": cells})
+    fh, writer = _open_csv(folder / "price-index.csv", rows.PRICE_INDEX_CSV_COLUMNS)
+    with fh:
+        for cell in cells:
+            writer.writerow(rows.price_index_csv_row(cell))
+    return len(cells)
+
+
+def _write_tree(root: Path, *, now: dt.datetime, bar: bool) -> tuple[str, dict, str]:
+    """Every file of datasets.md under `root`; index.json last. Returns (updated_at, counts,
+    fingerprint)."""
+    with _snapshot():
+        fingerprint = data_fingerprint()
+        updated_at = timezone.now().astimezone(dt.UTC).isoformat(timespec="seconds")
+        formats = {f.id: f for f in Format.objects.all()}
+        summary = cities_summary()
+        _write_json(root / "cities.json", _envelope(updated_at), {"items": summary})
+        _write_json(root / "catalog.json", _envelope(updated_at), catalog())
+
+        counts: dict[str, dict[str, int]] = {}
+        for city in tqdm(
+            list(City.objects.filter(active=True).order_by("slug")),
+            disable=not bar,
+            desc="cities",
+            unit="city",
+            file=sys.stderr,
+        ):
+            folder = root / city.slug
+            folder.mkdir(parents=True, exist_ok=True)
+            header = _envelope(updated_at, city=city.slug)
+            deals = _deals_and_csv(city, folder, header, formats, bar)
+            with_price = Venue.objects.filter(city=city).filter(
+                Exists(published_deals(city=city).filter(venue=OuterRef("pk")))
+            )
+            venues = _venues_and_csv(city, folder, "venues", header, with_price)
+            venues_all = _venues_and_csv(
+                city, folder, "venues-all", header, Venue.objects.filter(city=city)
+            )
+            hoods = _neighbourhoods(city, folder)
+            _price_index(city, folder, header, now)
+            counts[city.slug] = {
+                "deals": deals,
+                "venues": venues,
+                "venues_all": venues_all,
+                "neighbourhoods": hoods,
+            }
+
+    index_items = [
+        {
+            "city": slug,
+            "counts": counts[slug],
+            "files": {name: f"{API_PREFIX}{slug}/{name}" for name in CITY_FILES},
+        }
+        for slug in sorted(counts)
+    ]
+    _write_json(
+        root / "index.json",
+        _envelope(updated_at),
+        {"items": index_items},
+        tail={"files": {name: f"{API_PREFIX}{name}" for name in ("cities.json", "catalog.json")}},
+    )
+    return updated_at, counts, fingerprint
+
+
+def tree_files(counts: dict) -> list[str]:
+    """Relative names of every file of a tree, index.json last."""
+    names = ["cities.json", "catalog.json"]
+    for slug in sorted(counts):
+        names += [f"{slug}/{name}" for name in CITY_FILES]
+    return names + ["index.json"]
+
+
+def datasets_export(
+    *, directory: Path | None = None, now: dt.datetime | None = None, progress: bool | None = None
+) -> ExportResult:
+    """Write every dataset file. With `directory`, as a plain tree there (the layout that
+    import_datasets reads); otherwise to `storages["datasets"]` as a new generation, served
+    once complete, older generations pruned."""
+    started = time.monotonic()
+    now = now or timezone.now()
+    bar = _progress_wanted(progress)
+    with contextlib.ExitStack() as stack:
+        if directory is None:
+            root = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="breja-export-")))
+        else:
+            root = Path(directory)
+            root.mkdir(parents=True, exist_ok=True)
+        updated_at, counts, fingerprint = _write_tree(root, now=now, bar=bar)
+        order = tree_files(counts)
+        files = {rel: file_info(root / rel, rel) for rel in order}
+        result = ExportResult(
+            updated_at=updated_at, fingerprint=fingerprint, files=files, counts=counts
+        )
+        if directory is None:
+            storage = datasets_storage()
+            result.generation = publish(
+                storage,
+                root=root,
+                files=files,
+                now=now,
+                order=order,
+                extra={"updated_at": updated_at, "fingerprint": fingerprint},
+            )
+            prune(
+                storage,
+                now=now,
+                grace_seconds=int(getattr(settings, "DATASETS_GRACE_SECONDS", 900)),
+            )
+    result.seconds = time.monotonic() - started
+    logger.info("datasets: exported %s in %.1fs", result.generation or directory, result.seconds)
+    return result
+
+
+def datasets_export_if_changed(
+    *, force: bool = False, now: dt.datetime | None = None
+) -> ExportResult | None:
+    """Export when the data changed since the served generation (or it is older than
+    DATASETS_MAX_AGE_SECONDS, or `force`). One export at a time: a request that finds one
+    running leaves a mark, and the next run exports."""
+    now = now or timezone.now()
+    pointer = read_pointer(datasets_storage())
+    pending = bool(cache.get(PENDING_KEY))
+    if not force and not pending and pointer is not None:
+        age = now.timestamp() - pointer.get("created_at", 0)
+        max_age = int(getattr(settings, "DATASETS_MAX_AGE_SECONDS", 3600))
+        if age < max_age and pointer.get("fingerprint") == data_fingerprint():
+            return None
+    if not cache.add(LOCK_KEY, 1, timeout=int(getattr(settings, "DATASETS_LOCK_SECONDS", 1800))):
+        cache.set(PENDING_KEY, 1, timeout=None)
+        return None
+    try:
+        cache.delete(PENDING_KEY)
+        return datasets_export(now=now, progress=False)
+    finally:
+        cache.delete(LOCK_KEY)
+
+
+def datasets_schedule_export() -> None:
+    """Ask for a fresh export once the current transaction commits (after a moderation
+    approval, say)."""
+    from .tasks import datasets_export_if_changed as task
+
+    delay = int(getattr(settings, "DATASETS_EXPORT_DELAY_SECONDS", 30))
+    transaction.on_commit(lambda: task.apply_async(kwargs={"force": True}, countdown=delay))

@@ -1,0 +1,15 @@
+"""Keeping the open datasets fresh (Celery beat runs this every 5 minutes)."""
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(bind=True, max_retries=3, default_retry_delay=60, ignore_result=True)
+def datasets_export_if_changed(self, force: bool = False) -> str | None:
+    """Re-export when the data changed since the served generation; idempotent."""
+    try:
+        result = services.datasets_export_if_changed(force=force)
+    except Exception as exc:  # storage or database hiccup: try again later
+        raise self.retry(exc=exc) from exc
+    return result.generation if result else None

@@ -1,0 +1,45 @@
+import csv
+import json
+import re
+from pathlib import Path
+
+from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, PriceCheck, Venue
+
+UPDATED_AT = re.compile(rb'"updated_at":"[^"]*"')
+
+
+def read_json(path: Path) -> dict:
+    # The standard library parser refuses NaN only when told to: make it.
+    def no_constants(name):
+        raise ValueError(f"{name} in {path}")
+
+    return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constants)
+
+
+def read_csv(path: Path) -> tuple[list[str], list[dict]]:
+    raw = path.read_bytes()
+    assert not raw.startswith(b"\xef\xbb\xbf"), f"{path} has a BOM"
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        rows = list(reader)
+        return list(reader.fieldnames or []), rows
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under root, `updated_at` blanked."""
+    return {
+        str(p.relative_to(root)): UPDATED_AT.sub(b'"updated_at":""', p.read_bytes())
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def wipe_database() -> None:
+    PriceCheck.objects.all().delete()
+    Deal.objects.all().delete()
+    Venue.objects.all().delete()
+    Neighbourhood.objects.all().delete()
+    City.objects.all().delete()
+    Beer.objects.all().delete()
+    Brand.objects.all().delete()
+    Format.objects.all().delete()

@@ -1,0 +1,89 @@
+"""Keeping the files fresh: export only on change, one at a time, after moderation, on beat."""
+
+import datetime as dt
+
+import pytest
+from django.core.cache import cache
+from django.core.management import call_command
+
+from beers.services import deal_create
+from datasets import services, tasks
+from datasets.generations import read_pointer
+from datasets.storage import datasets_storage
+
+from .conftest import at
+
+pytestmark = pytest.mark.django_db
+
+
+def test_exports_when_missing_then_only_on_change(world):
+    now = at(2026, 11, 23, 12)
+    assert services.datasets_export_if_changed(now=now) is not None
+    assert services.datasets_export_if_changed(now=now + dt.timedelta(minutes=5)) is None
+    deal_create(venue=world.ze, format=world.garrafa, price_cents=1000)
+    result = services.datasets_export_if_changed(now=now + dt.timedelta(minutes=10))
+    assert result is not None
+    assert read_pointer(datasets_storage())["generation"] == result.generation
+
+
+def test_moderation_changes_without_new_rows_are_seen(world):
+    now = at(2026, 11, 23, 12)
+    services.datasets_export_if_changed(now=now)
+    world.deals.regular.status = "suspended"
+    world.deals.regular.save()
+    assert services.datasets_export_if_changed(now=now + dt.timedelta(minutes=5)) is not None
+
+
+def test_an_old_export_is_redone_even_without_change(world, settings):
+    settings.DATASETS_MAX_AGE_SECONDS = 3600
+    now = at(2026, 11, 23, 12)
+    services.datasets_export_if_changed(now=now)
+    assert services.datasets_export_if_changed(now=now + dt.timedelta(minutes=59)) is None
+    assert services.datasets_export_if_changed(now=now + dt.timedelta(minutes=61)) is not None
+
+
+def test_one_export_at_a_time_and_a_blocked_request_is_not_lost(world):
+    now = at(2026, 11, 23, 12)
+    services.datasets_export_if_changed(now=now)
+    cache.add(services.LOCK_KEY, 1)
+    assert services.datasets_export_if_changed(force=True, now=now) is None
+    cache.delete(services.LOCK_KEY)
+    # Nothing changed, but a request was blocked: the next run exports.
+    assert services.datasets_export_if_changed(now=now + dt.timedelta(minutes=1)) is not None
+    assert services.datasets_export_if_changed(now=now + dt.timedelta(minutes=2)) is None
+
+
+def test_schedule_export_enqueues_the_task_after_commit(
+    world, monkeypatch, django_capture_on_commit_callbacks
+):
+    calls = []
+    monkeypatch.setattr(
+        tasks.datasets_export_if_changed, "apply_async", lambda **kw: calls.append(kw)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.datasets_schedule_export()
+        assert calls == []
+    assert calls == [{"kwargs": {"force": True}, "countdown": 30}]
+
+
+def test_task_runs_the_service(world):
+    generation = tasks.datasets_export_if_changed.apply(kwargs={"force": True}).get()
+    assert generation == read_pointer(datasets_storage())["generation"]
+
+
+def test_beat_runs_the_task_every_five_minutes():
+    from config.celery import app
+
+    entry = app.conf.beat_schedule["datasets-export-if-changed"]
+    assert entry["task"] == "datasets.tasks.datasets_export_if_changed"
+    assert entry["schedule"] == 300.0
+    assert entry["task"] in app.tasks
+
+
+def test_commands(world, tmp_path, capsys):
+    call_command("export_datasets", "--dir", str(tmp_path / "plain"))
+    assert (tmp_path / "plain" / "index.json").exists()
+    call_command("export_datasets")
+    assert "gen-" in capsys.readouterr().out
+    call_command("export_datasets", "--if-changed")
+    assert "unchanged" in capsys.readouterr().out

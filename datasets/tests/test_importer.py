@@ -1,0 +1,234 @@
+"""import_datasets: round trip, idempotence, refusals that change nothing."""
+
+import json
+import shutil
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+
+from beers.models import City, Deal, PriceCheck, Venue
+from datasets.importer import ImportRefused, datasets_import
+from datasets.services import datasets_export
+
+from .helpers import read_csv, read_json, tree, wipe_database
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def exported(world, tmp_path):
+    root = tmp_path / "a"
+    datasets_export(directory=root, progress=False)
+    return root
+
+
+def test_round_trip_into_an_empty_database_gives_the_same_files(exported, tmp_path):
+    wipe_database()
+    result = datasets_import(exported, progress=False)
+    assert (result.cities, result.deals, result.venues) == (2, 9, 6)
+    assert result.checks_created == 9
+    again = tmp_path / "b"
+    datasets_export(directory=again, progress=False)
+    first, second = tree(exported), tree(again)
+    assert list(first) == list(second)
+    for name in first:
+        assert first[name] == second[name], name
+
+
+def test_import_keeps_ids_and_next_ids_follow_them(exported):
+    ids = set(
+        Deal.objects.filter(
+            status__in=["published", "disputed"], venue__status="open", city__active=True
+        ).values_list("id", flat=True)
+    )
+    wipe_database()
+    datasets_import(exported, progress=False)
+    assert set(Deal.objects.values_list("id", flat=True)) == ids
+    city = City.objects.get(slug="manaus")
+    venue = Venue.objects.create(
+        city=city, slug="novo", name="Novo", kind="bar", lat=-3.1, lng=-60.0
+    )
+    assert venue.id > max(Venue.objects.exclude(id=venue.id).values_list("id", flat=True))
+
+
+def test_importing_twice_changes_nothing_and_adds_no_checks(exported, tmp_path):
+    datasets_import(exported, progress=False)
+    checks = PriceCheck.objects.count()
+    result = datasets_import(exported, progress=False)
+    assert result.checks_created == 0
+    assert PriceCheck.objects.count() == checks
+    again = tmp_path / "c"
+    datasets_export(directory=again, progress=False)
+    assert tree(exported) == tree(again)
+
+
+def test_import_updates_existing_rows(world, exported):
+    path = exported / "sao-paulo" / "deals.json"
+    data = read_json(path)
+    item = next(i for i in data["items"] if i["id"] == world.deals.regular.id)
+    item["price_cents"], item["price_per_litre_cents"] = 1500, 2500
+    path.write_text(json.dumps(data))
+    datasets_import(exported, progress=False)
+    deal = Deal.objects.get(id=world.deals.regular.id)
+    assert deal.price_cents == 1500 and round(deal.price_per_litre) == 2500
+
+
+def _snapshot():
+    return (
+        list(Deal.objects.order_by("id").values_list("id", "price_cents", "status")),
+        list(Venue.objects.order_by("id").values_list("id", "name", "status")),
+        PriceCheck.objects.count(),
+        list(City.objects.order_by("id").values_list("slug", "name", "active")),
+    )
+
+
+def _break(root, rel, mutate):
+    path = root / rel
+    data = read_json(path)
+    mutate(data)
+    path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("rel", "mutate", "expected"),
+    [
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][2].update(price_cents="5,90"),
+            ["sao-paulo/deals.json", "item 2 (id {})", 'field "price_cents"'],
+        ),
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].pop("status"),
+            ["sao-paulo/deals.json", "item 0 (id {})", 'field "status"'],
+        ),
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][1].update(format_code="copo_200"),
+            ["item 1 (id {})", 'field "format_code"'],
+        ),
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][1].update(venue_id=999),
+            ["item 1 (id {})", 'field "venue_id"'],
+        ),
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][2]["schedules"][0].update(start="25:00"),
+            ["item 2 (id {})", 'field "schedules"'],
+        ),
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(price_per_litre_cents=1),
+            ["item 0 (id {})", 'field "price_per_litre_cents"'],
+        ),
+        (
+            "sao-paulo/venues-all.json",
+            lambda d: d["items"][1].update(lat=123.0),
+            ["sao-paulo/venues-all.json", "item 1 (id {})", 'field "lat"'],
+        ),
+        (
+            "sao-paulo/venues-all.json",
+            lambda d: d["items"][1].update(slug="bar-do-ze"),
+            ["sao-paulo/venues-all.json", "item 1 (id {})", 'field "slug"'],
+        ),
+        (
+            "catalog.json",
+            lambda d: d["beers"][0].update(brand="nao-existe"),
+            ["catalog.json", "item 0 (id artesanal-da-casa)", 'field "brand"'],
+        ),
+        (
+            "cities.json",
+            lambda d: d["items"][0].update(timezone="Mars/Olympus"),
+            ["cities.json", "item 0 (id manaus)", 'field "timezone"'],
+        ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"][0].update(geometry={"type": "Point", "coordinates": [0, 0]}),
+            ["manaus/neighbourhoods.geojson", "item 0 (id centro)", 'field "geometry"'],
+        ),
+    ],
+)
+def test_a_malformed_file_is_refused_naming_file_item_and_field_and_nothing_changes(
+    exported, rel, mutate, expected
+):
+    # Change the database first, so that "unchanged" means something.
+    Deal.objects.filter(id=Deal.objects.order_by("id").first().id).update(price_cents=1111)
+    before = _snapshot()
+    items = read_json(exported / rel).get("items", [])
+    _break(exported, rel, mutate)
+    with pytest.raises(ImportRefused) as err:
+        datasets_import(exported, progress=False)
+    for part in expected:
+        if "(id {})" in part:  # ids differ between database backends
+            index = int(part.split()[1])
+            part = part.format(items[index]["id"])
+        assert part in str(err.value)
+    assert _snapshot() == before
+
+
+def test_invalid_json_is_refused_with_the_file_name(exported):
+    (exported / "manaus" / "deals.json").write_text('{"items": [')
+    with pytest.raises(CommandError, match=r"manaus/deals\.json: not valid JSON"):
+        call_command("import_datasets", str(exported))
+
+
+def test_a_bairro_without_boundary_is_created_from_the_csv_name(world, exported, tmp_path):
+    world.ze.neighbourhood = world.sp.neighbourhoods.get(slug="se")
+    world.ze.save()
+    root = tmp_path / "with-se"
+    datasets_export(directory=root, progress=False)
+    wipe_database()
+    result = datasets_import(root, progress=False)
+    venue = Venue.objects.get(slug="bar-do-ze")
+    assert (venue.neighbourhood.slug, venue.neighbourhood.name) == ("se", "Sé")
+    assert any("se" in note for note in result.notes)
+
+
+def test_command_imports_a_copy(exported, tmp_path, capsys):
+    copy = tmp_path / "copy"
+    shutil.copytree(exported, copy)
+    wipe_database()
+    call_command("import_datasets", str(copy))
+    assert "9 prices" in capsys.readouterr().out
+    header, rows = read_csv(copy / "manaus" / "deals.csv")
+    assert Deal.objects.filter(city__slug="manaus").count() == len(rows) == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="sequences are PostgreSQL's")
+def test_sequences_are_reset_on_postgresql(exported):
+    wipe_database()
+    datasets_import(exported, progress=False)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT last_value FROM beers_deal_id_seq")
+        assert cursor.fetchone()[0] >= Deal.objects.order_by("-id").first().id
+
+
+def test_exported_layout_is_read_line_by_line_and_a_bad_item_is_named(exported):
+    path = exported / "sao-paulo" / "deals.json"
+    lines = path.read_bytes().split(b"\n")
+    assert lines[0].endswith(b'"items":[')  # the streamed layout
+    lines[3] = lines[3].replace(b'"units":1', b'"units":0')
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(ImportRefused, match=r'item 2 \(id \d+\), field "units"'):
+        datasets_import(exported, progress=False)
+
+
+def test_pretty_printed_files_are_read_whole(exported, tmp_path):
+    path = exported / "sao-paulo" / "deals.json"
+    data = read_json(path)
+    text = json.dumps(data, indent=2).replace('"items": [', '"items": [', 1)
+    # Header on the first line, then items over several lines each: valid, not line-delimited.
+    head, _, rest = text.partition('"items": [')
+    path.write_text(head.replace("\n", "") + '"items":[' + rest)
+    wipe_database()
+    result = datasets_import(exported, progress=False)
+    assert result.deals == 9
+
+
+def test_a_missing_comma_between_items_is_invalid_json(exported):
+    path = exported / "sao-paulo" / "deals.json"
+    path.write_bytes(path.read_bytes().replace(b"},\n{", b"}\n{", 1))
+    with pytest.raises(ImportRefused, match=r"sao-paulo/deals\.json: not valid JSON"):
+        datasets_import(exported, progress=False)

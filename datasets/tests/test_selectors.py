@@ -1,0 +1,185 @@
+"""beers.selectors.price_index and catalog, checked against numpy and the files."""
+
+import datetime as dt
+import random
+import zoneinfo
+from collections import defaultdict
+from decimal import ROUND_HALF_UP, Decimal
+
+import numpy
+import pytest
+
+from beers.models import CheckSource, PriceCheck
+from beers.selectors.catalog import catalog, cities_summary
+from beers.selectors.price_index import price_index
+from beers.services import deal_create, venue_create
+
+from .conftest import at
+
+pytestmark = pytest.mark.django_db
+MANAUS = zoneinfo.ZoneInfo("America/Manaus")
+
+
+def test_a_check_at_2330_local_counts_in_its_month_and_0030_in_the_next(world):
+    deal = world.deals.manaus  # first check: 2026-10-01 03:30 UTC = 30 Sep 23:30 in Manaus
+    world.record_check(
+        deal=deal, source=CheckSource.CONFIRMATION, price_cents=1500, at=at(2026, 10, 1, 4, 30)
+    )  # 1 Oct 00:30 in Manaus
+    cells = price_index(city=world.manaus, now=at(2026, 11, 1, 3, 59))
+    city_cells = {c["month"]: c for c in cells if c["scope"] == "city"}
+    assert city_cells["2026-09"]["median_cents"] == 2000  # 1200 for 0.6 l
+    assert city_cells["2026-10"]["median_cents"] == 2500  # 1500 for 0.6 l
+    assert city_cells["2026-09"]["final"] is True
+    assert city_cells["2026-10"]["final"] is False  # 31 Oct 23:59 in Manaus
+    later = price_index(city=world.manaus, now=at(2026, 11, 1, 4, 0))
+    assert all(c["final"] for c in later)
+
+
+def test_the_last_check_inside_the_month_is_the_observation(world):
+    deal = world.deals.manaus
+    world.record_check(
+        deal=deal, source=CheckSource.CONFIRMATION, price_cents=1300, at=at(2026, 10, 10, 12)
+    )
+    world.record_check(
+        deal=deal, source=CheckSource.CONFIRMATION, price_cents=1400, at=at(2026, 10, 20, 12)
+    )
+    cells = price_index(city=world.manaus, month="2026-10", now=at(2026, 12, 1))
+    assert {(c["scope"], c["key"]): (c["n"], c["median_cents"]) for c in cells} == {
+        ("city", None): (1, 2333),
+        ("format", "garrafa"): (1, 2333),
+        ("neighbourhood", "centro"): (1, 2333),
+        ("brand", "heineken"): (1, 2333),
+    }
+
+
+def test_only_regular_prices_of_the_published_set_count(world):
+    cells = price_index(city=world.sp, month="2026-11", now=at(2026, 12, 1))
+    city = next(c for c in cells if c["scope"] == "city")
+    # November regular prices: no_beer (garrafa, 1100) and disputed (lata, 650); the balde is
+    # a combo, the promo a promo, the suspended and retired prices and the closed bar's are out.
+    assert city["n"] == 2
+    assert [c["key"] for c in cells if c["scope"] == "format"] == ["garrafa", "lata"]
+
+
+def test_bad_month_is_a_value_error(world):
+    with pytest.raises(ValueError):
+        price_index(city=world.sp, month="2026-13")
+
+
+def _half_up(x: float) -> int:
+    return int(Decimal(repr(x)).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_cells_match_numpy_on_the_same_observations(world, seed):
+    rnd = random.Random(seed)
+    city = world.manaus
+    hoods = [None, world.manaus.neighbourhoods.get(slug="centro")]
+    formats = [world.garrafa, world.lata, world.chopp, world.torre]
+    expected_obs = defaultdict(list)  # (month, scope, key) -> values
+    for n in range(40):
+        venue = venue_create(
+            city=city,
+            name=f"Bar {seed}-{n}",
+            lat=-3.13 if n % 2 else -3.5,
+            lng=-60.02,
+            kind="bar",
+            on_site=True,
+        )
+        fmt = rnd.choice(formats)
+        units = rnd.choice([1, 1, 2, 6])
+        brand = rnd.choice([None, world.brahma])
+        first = at(2026, 8, 1) + dt.timedelta(hours=rnd.randint(0, 24 * 100))
+        deal = deal_create(
+            venue=venue,
+            format=fmt,
+            brand=brand,
+            units=units,
+            price_cents=rnd.randint(300, 9000),
+            verified_at=first,
+        )
+        checks = [(first, deal.price_cents)]
+        for _ in range(rnd.randint(0, 5)):
+            when = first + dt.timedelta(hours=rnd.randint(1, 24 * 60))
+            price = rnd.randint(300, 9000)
+            PriceCheck.objects.create(
+                deal=deal, price_cents=price, checked_at=when, source=CheckSource.CONFIRMATION
+            )
+            checks.append((when, price))
+        last = {}
+        for when, price in sorted(checks):
+            last[when.astimezone(MANAUS).strftime("%Y-%m")] = price
+        hood = hoods[1] if venue.neighbourhood_id else hoods[0]
+        for month, price in last.items():
+            value = price * 1000 / (units * fmt.volume_ml)
+            expected_obs[(month, "city", None)].append(value)
+            expected_obs[(month, "format", fmt.type)].append(value)
+            if hood is not None:
+                expected_obs[(month, "neighbourhood", hood.slug)].append(value)
+            if brand is not None:
+                expected_obs[(month, "brand", brand.slug)].append(value)
+    # The fixture's own Manaus price (30 Sep 23:30 local).
+    value = 1200 * 1000 / 600
+    for key in (
+        ("city", None),
+        ("format", "garrafa"),
+        ("neighbourhood", "centro"),
+        ("brand", "heineken"),
+    ):
+        expected_obs[("2026-09", *key)].append(value)
+
+    cells = price_index(city=city, now=at(2026, 10, 15))
+    got = {(c["month"], c["scope"], c["key"]): c for c in cells}
+    assert set(got) == set(expected_obs)
+    for key, values in expected_obs.items():
+        cell = got[key]
+        p25, median, p75 = numpy.percentile(values, [25, 50, 75], method="linear")
+        assert cell["n"] == len(values)
+        assert cell["final"] == (key[0] < "2026-10")
+        for name, figure in (
+            ("min_cents", min(values)),
+            ("p25_cents", p25),
+            ("median_cents", median),
+            ("p75_cents", p75),
+        ):
+            frac = figure - int(figure)
+            if abs(frac - 0.5) < 1e-6:  # float noise may sit either side of a half
+                assert cell[name] in (int(figure), int(figure) + 1), (key, name)
+            else:
+                assert cell[name] == _half_up(float(figure)), (key, name, values)
+
+
+def test_price_index_is_one_query(world, django_assert_num_queries):
+    with django_assert_num_queries(1):
+        price_index(city=world.sp)
+
+
+def test_catalog_and_cities_summary(world, django_assert_num_queries):
+    with django_assert_num_queries(3):
+        data = catalog()
+    assert [b["slug"] for b in data["brands"]] == ["brahma", "cervejaria-x", "heineken"]
+    with django_assert_num_queries(2):
+        cities = cities_summary()
+    assert [(c["slug"], c["deal_count"], c["venue_count"]) for c in cities] == [
+        ("manaus", 1, 1),
+        ("sao-paulo", 8, 3),
+    ]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 10, 33])
+def test_quartiles_are_exactly_statistics_quantiles_inclusive(n):
+    import statistics
+    from fractions import Fraction
+
+    from beers.selectors.price_index import quartiles
+
+    rnd = random.Random(n)
+    data = sorted(
+        Fraction(rnd.randint(100, 9000) * 1000, rnd.choice([300, 350, 600, 2000])) for _ in range(n)
+    )
+    if n == 1:
+        expected = (data[0],) * 3
+    else:
+        expected = tuple(statistics.quantiles(data, n=4, method="inclusive"))
+        assert expected[1] == statistics.median(data)
+    assert quartiles(data) == expected

@@ -1,0 +1,269 @@
+"""Serving the files: content types, caching, ETag/304, CORS, HEAD, 404 — without the database."""
+
+import hashlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from django.conf import settings
+
+from datasets import generations
+from datasets.services import datasets_export
+from datasets.storage import datasets_storage
+
+from .conftest import at
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def exported(world):
+    return datasets_export(progress=False)
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/api/v1/index.json", "application/json"),
+        ("/api/v1/cities.json", "application/json"),
+        ("/api/v1/catalog.json", "application/json"),
+        ("/api/v1/sao-paulo/deals.json", "application/json"),
+        ("/api/v1/sao-paulo/deals.csv", "text/csv; charset=utf-8"),
+        ("/api/v1/manaus/venues-all.csv", "text/csv; charset=utf-8"),
+        ("/api/v1/manaus/price-index.json", "application/json"),
+        ("/api/v1/sao-paulo/neighbourhoods.geojson", "application/geo+json"),
+    ],
+)
+def test_files_are_served_with_type_cache_cors_and_a_strong_etag(
+    client, exported, path, content_type
+):
+    response = client.get(path, HTTP_ORIGIN="https://example.org")
+    assert response.status_code == 200
+    body = response.content
+    rel = path.removeprefix("/api/v1/")
+    stored = datasets_storage().open(f"{exported.generation}/{rel}").read()
+    assert body == stored
+    assert response["Content-Type"] == content_type
+    assert response["Cache-Control"] == "public, max-age=300"
+    assert response["Access-Control-Allow-Origin"] == "*"
+    assert response["ETag"] == f'"{hashlib.sha256(body).hexdigest()}"'
+    assert response["Content-Length"] == str(len(body))
+
+
+def test_matching_if_none_match_is_304_and_a_stale_one_is_200(client, exported):
+    first = client.get("/api/v1/sao-paulo/deals.csv")
+    etag = first["ETag"]
+    again = client.get("/api/v1/sao-paulo/deals.csv", HTTP_IF_NONE_MATCH=etag)
+    assert again.status_code == 304 and again.content == b""
+    assert again["ETag"] == etag and again["Cache-Control"] == "public, max-age=300"
+    listed = client.get("/api/v1/sao-paulo/deals.csv", HTTP_IF_NONE_MATCH=f'"x", W/{etag}')
+    assert listed.status_code == 304
+    stale = client.get("/api/v1/sao-paulo/deals.csv", HTTP_IF_NONE_MATCH='"other"')
+    assert stale.status_code == 200
+
+
+def test_head_answers_headers_without_a_body(client, exported):
+    get = client.get("/api/v1/index.json")
+    head = client.head("/api/v1/index.json")
+    assert head.status_code == 200 and head.content == b""
+    assert head["Content-Length"] == str(len(get.content))
+    assert head["ETag"] == get["ETag"] and head["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/curitiba/deals.json",
+        "/api/v1/nowhere/deals.csv",
+        "/api/v1/sao-paulo/secrets.json",
+        "/api/v1/current.json",
+        "/api/v1/sao-paulo/manifest.json",
+    ],
+)
+def test_unknown_city_or_file_is_a_json_404(client, exported, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"] == "not_found"
+
+
+def test_other_methods_are_405_json(client, exported):
+    response = client.post("/api/v1/index.json")
+    assert response.status_code == 405
+    assert response.json()["error"] == "method_not_allowed"
+
+
+def test_before_any_export_the_files_answer_503(client, db):
+    response = client.get("/api/v1/index.json")
+    assert response.status_code == 503 and "Retry-After" in response
+
+
+def test_serving_makes_no_database_query(client, exported, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        for path in (
+            "/api/v1/index.json",
+            "/api/v1/sao-paulo/deals.json",
+            "/api/v1/nowhere/deals.json",
+        ):
+            client.get(path)
+
+
+def test_a_new_export_switches_atomically_and_old_generations_are_pruned(client, world, settings):
+    settings.DATASETS_GRACE_SECONDS = 0
+    storage = datasets_storage()
+    first = datasets_export(progress=False, now=at(2026, 11, 23, 10))
+    etag_before = client.get("/api/v1/sao-paulo/deals.json")["ETag"]
+    world.deals.regular.price_cents = 1390
+    world.deals.regular.save()
+    second = datasets_export(progress=False, now=at(2026, 11, 23, 10, 5))
+    assert client.get("/api/v1/sao-paulo/deals.json")["ETag"] != etag_before
+    assert generations.generations(storage) == [first.generation, second.generation]
+    third = datasets_export(progress=False, now=at(2026, 11, 23, 10, 10))
+    # The one before the current stays for readers that read the old pointer.
+    assert generations.generations(storage) == [second.generation, third.generation]
+    assert generations.read_pointer(storage)["generation"] == third.generation
+    assert not Path(settings.DATASETS_ROOT, first.generation).exists()
+
+
+def test_grace_period_keeps_recent_generations(world, settings):
+    settings.DATASETS_GRACE_SECONDS = 3600
+    names = [
+        datasets_export(progress=False, now=at(2026, 11, 23, 10, m)).generation for m in (0, 5, 10)
+    ]
+    assert generations.generations(datasets_storage()) == names
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def real_server():
+    """uvicorn on loopback, DATABASE_URL pointing at a closed port."""
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/nowhere",
+        "DB_CONNECT_TIMEOUT": "1",
+        "DATASETS_ROOT": str(settings.DATASETS_ROOT),
+        "ENVIRONMENT": "development",
+        "DEBUG": "0",
+        "DJANGO_SECRET_KEY": "test-only",
+        "REDIS_URL": "",
+    }
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--lifespan",
+            "off",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                httpx.get(f"{base}/api/v1/index.json", timeout=1)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=10)
+    assert b"Traceback" not in out, out.decode()
+    assert b"synchronous iterators" not in out, out.decode()  # streamed, not read whole
+
+
+@pytest.mark.live
+def test_files_are_served_by_a_real_server_whose_database_is_unreachable(exported, real_server):
+    base = real_server
+    index = httpx.get(f"{base}/api/v1/index.json", timeout=5)
+    assert index.status_code == 200, index.text
+    assert index.json()["license"] == "ODbL-1.0"
+    deals = httpx.get(f"{base}/api/v1/sao-paulo/deals.csv", timeout=5)
+    assert deals.status_code == 200
+    assert deals.headers["content-type"] == "text/csv; charset=utf-8"
+    assert deals.headers["access-control-allow-origin"] == "*"
+    cached = httpx.get(
+        f"{base}/api/v1/sao-paulo/deals.csv",
+        timeout=5,
+        headers={"If-None-Match": deals.headers["etag"]},
+    )
+    assert cached.status_code == 304
+    head = httpx.head(f"{base}/api/v1/sao-paulo/deals.csv", timeout=5)
+    assert head.status_code == 200 and head.content == b""
+    missing = httpx.get(f"{base}/api/v1/nowhere/deals.json", timeout=5)
+    assert missing.status_code == 404 and missing.json()["error"] == "not_found"
+
+
+@pytest.mark.live
+def test_a_large_file_is_streamed_whole(tmp_path, real_server):
+    root = tmp_path / "big"
+    (root / "sao-paulo").mkdir(parents=True)
+    body = b"".join(b'{"id":%d,"pad":"%s"},\n' % (i, b"x" * 80) for i in range(40_000))
+    (root / "sao-paulo" / "deals.json").write_bytes(body)
+    (root / "index.json").write_bytes(b"{}")
+    names = ["sao-paulo/deals.json", "index.json"]
+    files = {rel: generations.file_info(root / rel, rel) for rel in names}
+    generations.publish(
+        datasets_storage(), root=root, files=files, now=at(2026, 11, 23), extra={}, order=names
+    )
+    response = httpx.get(f"{real_server}/api/v1/sao-paulo/deals.json", timeout=10)
+    assert response.status_code == 200
+    assert len(body) > 3_000_000 and response.content == body
+    assert response.headers["content-length"] == str(len(body))
+    assert response.headers["etag"] == files["sao-paulo/deals.json"].etag
+
+
+def test_files_are_served_in_degraded_mode(client, exported):
+    from beers import degraded
+
+    degraded.switch_on(60)
+    try:
+        assert client.get("/api/v1/sao-paulo/deals.json").status_code == 200
+    finally:
+        degraded.switch_off()
+
+
+def test_errors_carry_cors_too(client, exported):
+    assert client.get("/api/v1/nowhere/deals.json")["Access-Control-Allow-Origin"] == "*"
+
+
+def test_an_older_snapshot_finishing_late_does_not_replace_a_newer_one(world):
+    newer = datasets_export(progress=False, now=at(2026, 11, 23, 10, 5))
+    datasets_export(progress=False, now=at(2026, 11, 23, 10, 0))  # started earlier, ends later
+    assert generations.read_pointer(datasets_storage())["generation"] == newer.generation
+
+
+def test_cors_preflight_is_answered(client, exported):
+    response = client.options(
+        "/api/v1/sao-paulo/deals.json",
+        HTTP_ORIGIN="https://example.org",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="GET",
+    )
+    assert response.status_code == 200
+    assert response["Access-Control-Allow-Origin"] == "*"

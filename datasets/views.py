@@ -1,0 +1,115 @@
+"""Serving the dataset files of the current generation, without the main database.
+
+Nothing here queries the database or reads the session or user, so the files keep answering
+in degraded mode and with the database down. Files come from `storages["datasets"]` (a folder
+or S3; with S3 the view streams the object — a CDN in front of the bucket can serve the
+generation's objects directly too, since they carry their own Content-Type and Cache-Control).
+"""
+
+import time
+from email.utils import formatdate
+
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse, StreamingHttpResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from beers.api.errors import json_error
+
+from .generations import read_pointer
+from .storage import CACHE_CONTROL, DatasetsFileSystemStorage, datasets_storage
+
+SMALL = 1 << 20  # answered from memory below this size, streamed above
+CHUNK = 256 << 10
+POINTER_TTL = 5.0  # seconds a remote (S3) pointer is reused by this process
+_remote_pointer: dict = {}
+
+
+def _pointer(storage) -> dict | None:
+    """The current generation. A local pointer is read each time (a small file); a remote
+    one is kept a few seconds per process."""
+    if isinstance(storage, DatasetsFileSystemStorage):
+        return read_pointer(storage)
+    cached = _remote_pointer.get(id(storage))
+    if cached and time.monotonic() - cached[0] < POINTER_TTL:
+        return cached[1]
+    pointer = read_pointer(storage)
+    _remote_pointer[id(storage)] = (time.monotonic(), pointer)
+    return pointer
+
+
+async def _chunks(fh):
+    try:
+        while chunk := await sync_to_async(fh.read)(CHUNK):
+            yield chunk
+    finally:
+        await sync_to_async(fh.close)()
+
+
+def _etag_matches(header: str, etag: str) -> bool:
+    """If-None-Match uses the weak comparison (RFC 9110 13.1.2)."""
+    if header.strip() == "*":
+        return True
+    bare = etag.removeprefix("W/")
+    return any(tag.strip().removeprefix("W/") == bare for tag in header.split(","))
+
+
+def _headers(response: HttpResponse, info: dict, created_at: int) -> HttpResponse:
+    response["ETag"] = info["etag"]
+    response["Cache-Control"] = CACHE_CONTROL
+    response["Last-Modified"] = formatdate(created_at, usegmt=True)
+    response["Access-Control-Expose-Headers"] = "ETag, Last-Modified"
+    return response
+
+
+def _not_found(message: str) -> HttpResponse:
+    return json_error(404, message)
+
+
+@csrf_exempt
+def dataset_file(request, name: str, city: str | None = None):
+    """GET/HEAD one file: `index.json`, `cities.json`, `catalog.json` or `{city}/{file}`."""
+    response = _dataset_file(request, name, city)
+    response["Access-Control-Allow-Origin"] = "*"  # errors too: a browser can read why
+    return response
+
+
+def _dataset_file(request, name: str, city: str | None, retry: bool = True):
+    rel = f"{city}/{name}" if city else name
+    storage = datasets_storage()
+    pointer = _pointer(storage)
+    if pointer is None:
+        response = json_error(503, "The datasets have not been exported yet.")
+        response["Retry-After"] = "60"
+        return response
+    info = pointer["files"].get(rel)
+    if info is None:
+        return _not_found(
+            "No such dataset file." if city is None else f"No dataset file {name} for city {city}."
+        )
+    if request.method not in ("GET", "HEAD"):
+        response = json_error(405, "Use GET or HEAD.")
+        response["Allow"] = "GET, HEAD"
+        return response
+    created_at = pointer.get("created_at", 0)
+    if _etag_matches(request.headers.get("If-None-Match", ""), info["etag"]):
+        return _headers(HttpResponse(status=304), info, created_at)
+    if request.method == "HEAD":
+        response = HttpResponse(content_type=info["content_type"])
+        response["Content-Length"] = str(info["size"])
+        return _headers(response, info, created_at)
+    try:
+        fh = storage.open(f"{pointer['generation']}/{rel}", "rb")
+    except FileNotFoundError:
+        # Pruned under a reader that paused past the grace period: the pointer has moved on.
+        _remote_pointer.clear()
+        if retry:
+            return _dataset_file(request, name, city, retry=False)
+        return _not_found("No such dataset file.")
+    if info["size"] <= SMALL:
+        with fh:
+            response = HttpResponse(fh.read(), content_type=info["content_type"])
+    else:
+        # An async iterator: under ASGI Django would read a sync one whole into memory first.
+        response = StreamingHttpResponse(_chunks(fh), content_type=info["content_type"])
+        response["Content-Length"] = str(info["size"])
+    return _headers(response, info, created_at)
