@@ -1,0 +1,57 @@
+"""Leads: bars contacted by e-mail, and whether they may be contacted again."""
+
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from beers.crypto import EncryptedTextField
+from beers.models import Venue
+
+
+class LeadStatus(models.TextChoices):
+    NEW = "new", _("novo")
+    CONTACTED = "contacted", _("contatado")
+    REPLIED = "replied", _("respondeu")
+    PARTNER = "partner", _("parceiro")
+    DO_NOT_CONTACT = "do_not_contact", _("não contatar")
+
+
+class Lead(models.Model):
+    """A bar contacted by e-mail. The e-mail is stored encrypted; `email_index` (a keyed hash
+    of it) finds a lead by address. `__str__` never shows the e-mail: the admin's history
+    stores it."""
+
+    venue = models.ForeignKey(
+        Venue, on_delete=models.SET_NULL, null=True, blank=True, related_name="leads"
+    )
+    name = models.CharField(_("nome"), max_length=120)
+    email = EncryptedTextField(_("e-mail"))
+    email_index = models.CharField(max_length=64, db_index=True, editable=False)
+    status = models.CharField(max_length=16, choices=LeadStatus.choices, default=LeadStatus.NEW)
+    by_email = models.BooleanField(_("contato por e-mail"), default=True)
+    by_whatsapp = models.BooleanField(_("contato por WhatsApp"), default=False)
+    by_instagram = models.BooleanField(_("contato por Instagram"), default=False)
+    by_phone = models.BooleanField(_("contato por telefone"), default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    opted_out_at = models.DateTimeField(_("saiu em"), null=True, blank=True)
+    # Claimed by the one task that sends the opt-out confirmation (at most one e-mail).
+    confirmation_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = _("contato de bar")
+        verbose_name_plural = _("contatos de bares")
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=LeadStatus.values), name="lead_status_valid"
+            ),
+            # Opted out means no channel at all.
+            models.CheckConstraint(
+                condition=~Q(status=LeadStatus.DO_NOT_CONTACT)
+                | Q(by_email=False, by_whatsapp=False, by_instagram=False, by_phone=False),
+                name="lead_do_not_contact_no_channel",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,83 @@
+"""Writes of the outreach app: leads, and opting out of every contact."""
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+
+from beers.crypto import blind_index
+from beers.models import Venue
+
+from .models import Lead, LeadStatus
+
+
+class ConfirmationNotSent(Exception):
+    """The confirmation e-mail could not be sent (retried by the task)."""
+
+
+NO_CHANNEL = dict(by_email=False, by_whatsapp=False, by_instagram=False, by_phone=False)
+
+
+def lead_save(lead: Lead) -> Lead:
+    """Save a lead, keeping the blind index in step with its e-mail; do_not_contact closes
+    every channel."""
+    lead.email_index = blind_index(lead.email) if lead.email else ""
+    if lead.status == LeadStatus.DO_NOT_CONTACT:
+        for flag, value in NO_CHANNEL.items():
+            setattr(lead, flag, value)
+        lead.opted_out_at = lead.opted_out_at or timezone.now()
+    lead.save()
+    return lead
+
+
+@transaction.atomic
+def lead_create(*, name: str, email: str, venue: Venue | None = None) -> Lead:
+    return lead_save(Lead(name=name, email=email.strip(), venue=venue))
+
+
+@transaction.atomic
+def lead_opt_out(*, lead_id: int) -> bool:
+    """Move the lead to do_not_contact on every channel. True only for the one call that made
+    the move: a conditional UPDATE, so concurrent opt-outs cannot both win (on PostgreSQL the
+    second waits for the row lock, then finds the condition false)."""
+    moved = (
+        Lead.objects.filter(id=lead_id)
+        .exclude(status=LeadStatus.DO_NOT_CONTACT)
+        .update(
+            status=LeadStatus.DO_NOT_CONTACT,
+            opted_out_at=timezone.now(),
+            confirmation_sent_at=None,
+            **NO_CHANNEL,
+        )
+    )
+    if moved:
+        from .tasks import optout_confirmation_send
+
+        # robust: a broker or mail failure must not change the answer, which is the same for
+        # every token.
+        transaction.on_commit(lambda: optout_confirmation_send.delay(lead_id), robust=True)
+    return bool(moved)
+
+
+def optout_confirmation_send(*, lead_id: int) -> bool:
+    """Send the one confirmation e-mail of an opt-out. The send is claimed first (a
+    conditional UPDATE), so retries and duplicate tasks never send twice; a failed send gives
+    the claim back and raises, for the task to retry."""
+    claimed = Lead.objects.filter(
+        id=lead_id, status=LeadStatus.DO_NOT_CONTACT, confirmation_sent_at__isnull=True
+    ).update(confirmation_sent_at=timezone.now())
+    if not claimed:
+        return False
+    lead = Lead.objects.get(id=lead_id)
+    try:
+        with translation.override("pt-br"):
+            context = {"lead": lead, "site_name": settings.SITE_NAME, "site_url": settings.SITE_URL}
+            subject = render_to_string("outreach/email/optout_subject.txt", context).strip()
+            body = render_to_string("outreach/email/optout_body.txt", context)
+        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [lead.email])
+    except Exception as exc:
+        Lead.objects.filter(id=lead_id).update(confirmation_sent_at=None)
+        # Mail errors may quote the recipient; what reaches the logs names only the lead.
+        raise ConfirmationNotSent(f"lead {lead_id}: {type(exc).__name__}") from None
+    return True

@@ -1,0 +1,11 @@
+"""Background work of the outreach app: thin tasks that take ids and call a service."""
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(autoretry_for=(Exception,), retry_backoff=True, max_retries=5)
+def optout_confirmation_send(lead_id: int) -> bool:
+    """The confirmation e-mail of an opt-out (at most one per opt-out, see the service)."""
+    return services.optout_confirmation_send(lead_id=lead_id)

@@ -1,0 +1,356 @@
+"""The opt-out link: tokens, the page, one-click, one confirmation e-mail, rate limit."""
+
+import re
+import threading
+
+import pytest
+from django.db import connection, connections
+from django.test import Client
+
+from outreach import services
+from outreach.models import Lead, LeadStatus
+from outreach.tokens import check_token, make_token, optout_url
+
+pytestmark = pytest.mark.django_db
+TOKEN_PATTERN = re.compile(r"^\d{1,9}\.[A-Za-z0-9_-]{43}$")
+EMAIL = "dono@boteco-do-ze.com.br"
+
+
+class CommittingClient(Client):
+    """A test client whose requests run their on-commit work (the confirmation e-mail is sent
+    on commit) as each request ends, as they would outside the test's transaction."""
+
+    capture = None
+
+    def request(self, **request):
+        with self.capture(execute=True):
+            return super().request(**request)
+
+
+@pytest.fixture
+def client(django_capture_on_commit_callbacks):
+    CommittingClient.capture = staticmethod(django_capture_on_commit_callbacks)
+    return CommittingClient()
+
+
+@pytest.fixture
+def lead():
+    return services.lead_create(name="Boteco do Zé", email=EMAIL)
+
+
+def url(token: str) -> str:
+    return f"/api/v1/optout/{token}"
+
+
+def other_tokens(lead):
+    """Unknown (well-formed, no such lead), invalid (bad hash), malformed."""
+    valid = make_token(lead.id)
+    unknown = make_token(lead.id + 1000)
+    tampered = valid[:-1] + ("A" if valid[-1] != "A" else "B")
+    return [unknown, tampered, "123.abc", "not-a-token", "0" + valid]
+
+
+# --- tokens -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lead_id", [1, 7, 42, 123456, 999_999_999])
+def test_token_has_the_documented_format_and_checks(lead_id):
+    token = make_token(lead_id)
+    assert TOKEN_PATTERN.fullmatch(token)
+    assert len(token.split(".")[1]) == 43
+    assert check_token(token) == lead_id
+
+
+def test_token_depends_on_the_secret(settings):
+    token = make_token(5)
+    settings.OUTREACH_SECRET = "another-secret"
+    assert check_token(token) is None
+    assert make_token(5) != token
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "",
+        "5",
+        "5.",
+        "1234567890." + "a" * 43,
+        "05." + "a" * 43,
+        "5." + "a" * 42,
+        "5." + "a" * 44,
+        "5." + "+" * 43,
+    ],
+)
+def test_malformed_tokens_are_refused(bad):
+    assert check_token(bad) is None
+
+
+def test_token_of_one_lead_does_not_open_another():
+    sig = make_token(5).split(".")[1]
+    assert check_token(f"6.{sig}") is None
+
+
+def test_ids_outside_nine_digits_have_no_token():
+    with pytest.raises(ValueError):
+        make_token(1_000_000_000)
+    with pytest.raises(ValueError):
+        make_token(0)
+
+
+def test_optout_url_is_on_the_site(settings, lead):
+    assert optout_url(lead.id) == f"{settings.SITE_URL}/api/v1/optout/{make_token(lead.id)}"
+
+
+# --- GET ------------------------------------------------------------------------------------
+
+
+def test_get_is_a_portuguese_page_with_one_button_posting_to_itself(client, lead):
+    response = client.get(url(make_token(lead.id)))
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/html")
+    html = response.content.decode()
+    assert '<html lang="pt-BR">' in html
+    assert html.count("<button") == 1
+    assert html.count("<form") == 1
+    assert re.search(r'<form method="post" action="">', html)
+    assert "Não quero mais receber contatos" in html
+    assert response["Cache-Control"] == "no-store"
+    assert response["Referrer-Policy"] == "no-referrer"
+    assert response["Content-Language"] == "pt-BR"
+
+
+def test_page_is_portuguese_whatever_the_browser_asks(client, lead):
+    english = client.get(url(make_token(lead.id)), HTTP_ACCEPT_LANGUAGE="en")
+    assert english.content == client.get(url("1.x")).content
+    assert english["Content-Language"] == "pt-BR"
+
+
+def test_get_is_the_same_page_for_every_token(client, lead):
+    answers = [client.get(url(t)) for t in [make_token(lead.id), *other_tokens(lead)]]
+    pages = {r.content for r in answers}
+    assert len(pages) == 1
+    assert len({tuple(sorted(r.headers.items())) for r in answers}) == 1
+    assert make_token(lead.id).split(".")[1] not in pages.pop().decode()
+
+
+def test_get_changes_nothing_and_sends_nothing(client, lead, mailoutbox):
+    client.get(url(make_token(lead.id)))
+    client.head(url(make_token(lead.id)))
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.NEW
+    assert lead.by_email is True
+    assert lead.opted_out_at is None
+    assert mailoutbox == []
+
+
+# --- POST -----------------------------------------------------------------------------------
+
+
+def test_post_valid_token_stops_every_channel_and_sends_one_email(client, lead, mailoutbox):
+    Lead.objects.filter(id=lead.id).update(by_whatsapp=True, by_phone=True)
+    response = client.post(url(make_token(lead.id)))
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/html")
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT
+    assert (lead.by_email, lead.by_whatsapp, lead.by_instagram, lead.by_phone) == (
+        False,
+        False,
+        False,
+        False,
+    )
+    assert lead.opted_out_at is not None
+    assert len(mailoutbox) == 1
+    mail = mailoutbox[0]
+    assert mail.to == [EMAIL]
+    assert "não receberá mais" in mail.subject
+    assert "Boteco do Zé" in mail.body
+
+
+def test_repeating_changes_nothing_and_sends_nothing(client, lead, mailoutbox):
+    token = make_token(lead.id)
+    first = client.post(url(token))
+    lead.refresh_from_db()
+    opted_out_at = lead.opted_out_at
+    second = client.post(url(token))
+    third = client.post(url(token), {"List-Unsubscribe": "One-Click"})
+    lead.refresh_from_db()
+    assert lead.opted_out_at == opted_out_at
+    assert len(mailoutbox) == 1
+    assert first.content == second.content == third.content
+
+
+def test_invalid_unknown_and_used_tokens_get_the_same_answer(client, lead, mailoutbox):
+    valid = client.post(url(make_token(lead.id)))
+    used = client.post(url(make_token(lead.id)))
+    others = [client.post(url(t)) for t in other_tokens(lead)]
+    assert {r.status_code for r in [valid, used, *others]} == {200}
+    assert len({r.content for r in [valid, used, *others]}) == 1
+    assert len({tuple(sorted(r.headers.items())) for r in [valid, used, *others]}) == 1
+    assert len(mailoutbox) == 1
+
+
+def test_invalid_token_changes_nothing(client, lead, mailoutbox):
+    for token in other_tokens(lead):
+        client.post(url(token))
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.NEW
+    assert mailoutbox == []
+
+
+@pytest.mark.parametrize("how", ["urlencoded", "multipart"])
+def test_rfc8058_one_click_post_opts_out(client, lead, mailoutbox, how):
+    # A mail client: no cookies, no CSRF token, only the one-click body.
+    client = CommittingClient(enforce_csrf_checks=True)
+    if how == "urlencoded":
+        response = client.post(
+            url(make_token(lead.id)),
+            "List-Unsubscribe=One-Click",
+            content_type="application/x-www-form-urlencoded",
+        )
+    else:
+        response = client.post(url(make_token(lead.id)), {"List-Unsubscribe": "One-Click"})
+    assert response.status_code == 200
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT
+    assert len(mailoutbox) == 1
+
+
+def test_page_button_post_needs_no_csrf_token(client, lead, mailoutbox):
+    client = CommittingClient(enforce_csrf_checks=True)
+    assert client.post(url(make_token(lead.id))).status_code == 200
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT
+
+
+def test_lead_contacted_before_can_opt_out(client, lead, mailoutbox):
+    Lead.objects.filter(id=lead.id).update(status=LeadStatus.REPLIED)
+    client.post(url(make_token(lead.id)))
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT
+    assert len(mailoutbox) == 1
+
+
+def test_a_failed_send_is_retried_without_a_second_email(lead, mailoutbox, monkeypatch):
+    import outreach.services as svc
+
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(args)
+        raise OSError(f"550 mailbox unavailable: {EMAIL}")
+
+    Lead.objects.filter(id=lead.id).update(status=LeadStatus.DO_NOT_CONTACT, by_email=False)
+    monkeypatch.setattr(svc, "send_mail", broken)
+    with pytest.raises(svc.ConfirmationNotSent) as info:
+        svc.optout_confirmation_send(lead_id=lead.id)
+    assert EMAIL not in str(info.value)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    monkeypatch.undo()
+    assert svc.optout_confirmation_send(lead_id=lead.id) is True
+    assert svc.optout_confirmation_send(lead_id=lead.id) is False
+    assert len(mailoutbox) == 1
+
+
+def test_mail_failure_does_not_change_the_answer(client, lead, monkeypatch, caplog):
+    import outreach.services as svc
+
+    def broken(*args, **kwargs):
+        raise OSError(f"550 refused {EMAIL}")
+
+    monkeypatch.setattr(svc, "send_mail", broken)
+    response = client.post(url(make_token(lead.id)))
+    assert response.status_code == 200
+    assert response.content == client.post(url("1.x")).content
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT
+    assert EMAIL not in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_posts_send_one_email(mailoutbox):
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite serialises writers; the race needs PostgreSQL")
+    lead = services.lead_create(name="Bar do Meio", email="meio@example.com")
+    token = make_token(lead.id)
+    barrier = threading.Barrier(6)
+    answers = []
+
+    def post():
+        try:
+            barrier.wait()
+            answers.append(Client().post(url(token)).status_code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=post) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert answers == [200] * 6
+    assert len(mailoutbox) == 1
+
+
+# --- limits and methods ---------------------------------------------------------------------
+
+
+def test_rate_limit_answers_429_json_with_retry_after(client, lead, settings):
+    settings.READ_RATE_LIMIT = "2/min"
+    assert client.get(url(make_token(lead.id))).status_code == 200
+    assert client.post(url("1.x")).status_code == 200
+    response = client.get(url(make_token(lead.id)))
+    assert response.status_code == 429
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"] == "rate_limited"
+    assert int(response["Retry-After"]) >= 1
+    post = client.post(url(make_token(lead.id)))
+    assert post.status_code == 429
+    assert post.json()["error"] == "rate_limited"
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.NEW
+
+
+def test_rate_limit_is_per_client_address(client, lead, settings):
+    settings.READ_RATE_LIMIT = "1/min"
+    assert client.get(url("1.x"), REMOTE_ADDR="10.0.0.1").status_code == 200
+    assert client.get(url("1.x"), REMOTE_ADDR="10.0.0.1").status_code == 429
+    assert client.get(url("1.x"), REMOTE_ADDR="10.0.0.2").status_code == 200
+
+
+@pytest.mark.parametrize("method", ["put", "delete", "patch"])
+def test_other_methods_are_405_json(client, lead, method):
+    response = getattr(client, method)(url(make_token(lead.id)))
+    assert response.status_code == 405
+    assert response.json()["error"] == "method_not_allowed"
+    assert "POST" in response["Allow"]
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.NEW
+
+
+def test_a_path_below_the_token_is_a_json_404(client):
+    response = client.get("/api/v1/optout/1.x/more")
+    assert response.status_code == 404
+    assert response.json()["error"] == "not_found"
+
+
+# --- privacy --------------------------------------------------------------------------------
+
+
+def test_email_is_encrypted_in_the_database(lead):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT email, email_index FROM outreach_lead WHERE id = %s", [lead.id])
+        raw, index = cursor.fetchone()
+    assert EMAIL not in raw and "boteco" not in raw
+    assert EMAIL not in index
+    assert Lead.objects.get(id=lead.id).email == EMAIL
+
+
+def test_lead_found_by_blind_index_of_any_spelling(lead):
+    from beers.crypto import blind_index
+
+    assert Lead.objects.filter(email_index=blind_index(" DONO@boteco-do-ze.com.br ")).get() == lead
+
+
+def test_lead_str_never_shows_the_email(lead):
+    assert EMAIL not in str(lead)

@@ -1,0 +1,8 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    # Any segment: a malformed token gets the same page as a valid one (no validity leak).
+    path("optout/<str:token>", views.optout, name="optout"),
+]

@@ -1,0 +1,55 @@
+"""The opt-out page: GET shows one button, POST (the button or RFC 8058 one-click) opts out.
+
+Every token gets the same bytes, valid or not, used or not: the page carries nothing derived
+from the token, and the form posts back to the address it came from (`action=""`).
+"""
+
+from django.http import HttpResponse
+from django.template.loader import render_to_string
+from django.utils import translation
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_http_methods
+
+from beers.api.errors import json_error
+from beers.api.live import enforce_rate, read_limit
+from beers.errors import ApplicationError
+from beers.views import site_context
+
+from . import services
+from .tokens import check_token
+
+RATE_GROUP = "optout"
+
+
+def _page(template: str) -> HttpResponse:
+    with translation.override("pt-br"):
+        html = render_to_string(template, site_context("pt-BR"))
+    response = HttpResponse(html, content_type="text/html; charset=utf-8")
+    # The token is in the address: keep it out of caches, referrers and search engines.
+    response["Content-Language"] = "pt-BR"  # whatever the browser asked for
+    response["Cache-Control"] = "no-store"
+    response["Referrer-Policy"] = "no-referrer"
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+# Mail clients POST without a CSRF token (RFC 8058); the token in the path is the authority.
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "POST"])
+def optout(request, token: str) -> HttpResponse:
+    """GET: the page with the button, changes nothing. POST: opt out when the token is valid;
+    the same confirmation page for every token. The body (form or `List-Unsubscribe=One-Click`)
+    is not needed: the token alone says who."""
+    try:
+        enforce_rate(request, RATE_GROUP, read_limit())
+    except ApplicationError as exc:
+        response = json_error(exc.status, exc.message)
+        for name, value in exc.headers.items():
+            response[name] = value
+        return response
+    if request.method == "POST":
+        lead_id = check_token(token)
+        if lead_id is not None:
+            services.lead_opt_out(lead_id=lead_id)
+        return _page("outreach/optout_done.html")
+    return _page("outreach/optout.html")
