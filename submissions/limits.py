@@ -1,0 +1,121 @@
+"""Who may write now: the endpoints' open/closed state, the burst limit and the daily cap.
+
+Counters are atomic (``beers.counters``: Redis INCR in production). The daily cap counts only
+writes that were stored: a slot is reserved with INCR before verification and given back
+(DECR) when the request ends without storing anything (failed verification, unknown city,
+duplicate, error). So concurrent requests can never pass the cap, and a duplicate, a repeat
+confirmation or a failed check never uses up a sender's day.
+"""
+
+import datetime as dt
+import zoneinfo
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
+
+from beers import counters
+from beers.degraded import database_ok, retry_after, switch_state
+from beers.errors import ApplicationError
+
+
+def _unavailable(message: str, retry: int | None = None) -> ApplicationError:
+    headers = {"Retry-After": str(retry)} if retry else {}
+    return ApplicationError(503, "unavailable", message, headers=headers)
+
+
+def writes_open_or_raise() -> None:
+    """503 `unavailable` when writes are not configured, switched to degraded or the database
+    is unreachable: a closed endpoint stores nothing."""
+    if not settings.TURNSTILE_SECRET_KEY:
+        raise _unavailable("Writes are not open yet.")
+    if switch_state() is not None:
+        raise _unavailable("Writes are closed for now (degraded mode).", retry_after())
+    if not database_ok():
+        raise _unavailable("Writes are closed for now.", retry_after())
+
+
+def _counter_store_down() -> ApplicationError:
+    return _unavailable("Writes are closed for now.", 60)
+
+
+def burst_check(address_hash: str) -> None:
+    """WRITE_RATE_LIMIT per address over all write endpoints (counts every checked request)."""
+    rate = counters.parse_rate(settings.WRITE_RATE_LIMIT)
+    if rate is None:
+        return
+    limit, period = rate
+    try:
+        allowed, wait = counters.window_hit("write", address_hash, limit, period)
+    except Exception as exc:  # the counter store is down: fail closed
+        raise _counter_store_down() from exc
+    if not allowed:
+        raise ApplicationError(
+            429,
+            "rate_limited",
+            "Too many writes; slow down.",
+            headers={"Retry-After": str(max(1, wait))},
+        )
+
+
+def seconds_to_midnight(now: dt.datetime | None = None) -> int:
+    """Seconds until the next midnight in settings.TIME_ZONE."""
+    tz = zoneinfo.ZoneInfo(settings.TIME_ZONE)
+    local = (now or timezone.now()).astimezone(tz)
+    tomorrow = dt.datetime.combine(local.date() + dt.timedelta(days=1), dt.time(), tzinfo=tz)
+    # In UTC: between two datetimes of the same zone Python subtracts wall-clock times.
+    return max(1, int((tomorrow.astimezone(dt.UTC) - local.astimezone(dt.UTC)).total_seconds()))
+
+
+def _cap_key(endpoint: str, address_hash: str) -> str:
+    day = timezone.now().astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
+    return f"cap:{endpoint}:{address_hash}:{day.isoformat()}"
+
+
+class CapSlot:
+    """One reserved place under the daily cap; ``keep()`` once the write is stored."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.kept = False
+
+    def keep(self) -> None:
+        self.kept = True
+
+
+@contextmanager
+def daily_cap(endpoint: str, address_hash: str):
+    """Reserve a place under WRITE_DAILY_CAP for this endpoint, address and day, or 429."""
+    key = _cap_key(endpoint, address_hash)
+    wait = seconds_to_midnight()
+    try:
+        count = counters.incr(key, ttl=wait + 60)
+    except Exception as exc:
+        raise _counter_store_down() from exc
+    slot = CapSlot(key)
+    if count > settings.WRITE_DAILY_CAP:
+        _release(key)
+        raise ApplicationError(
+            429,
+            "rate_limited",
+            "Daily limit of writes from this address reached.",
+            headers={"Retry-After": str(wait)},
+        )
+    try:
+        yield slot
+    finally:
+        if not slot.kept:
+            _release(key)
+
+
+def _release(key: str) -> None:
+    try:
+        cache.decr(key)
+    except Exception:  # expired or the store is gone: the count is lost with it anyway
+        pass
+
+
+def cap_count(endpoint: str, address_hash: str) -> int:
+    """How many writes are counted today (for tests and the admin)."""
+    return int(cache.get(_cap_key(endpoint, address_hash)) or 0)

@@ -1,0 +1,340 @@
+"""Queued writes and the standing of prices (confirm, dispute).
+
+Each ``*_create`` returns ``"received"`` when it stored the write and ``"duplicate"`` when the
+same body from the same address is still waiting for review (nothing stored twice, also under
+concurrent identical requests: the partial unique constraints decide).
+"""
+
+import datetime as dt
+import hashlib
+import json
+import logging
+from decimal import ROUND_HALF_UP, Decimal
+
+from django.db import IntegrityError, models, transaction
+from django.utils import timezone
+
+from beers.crypto import blind_index
+from beers.errors import Issue, not_found, unprocessable
+from beers.models import RANKED_STATUSES, CheckSource, City, Deal, DealStatus, Format, Venue
+from beers.services import deal_record_check
+
+from .models import (
+    BarOwnerMessage,
+    CityRequest,
+    DealConfirmation,
+    DealDispute,
+    MenuPhoto,
+    MenuPhotoUpload,
+    PhotoState,
+    PriceSubmission,
+    Report,
+    ReviewState,
+)
+
+logger = logging.getLogger(__name__)
+
+RECEIVED = "received"
+DUPLICATE = "duplicate"
+# Left out of the duplicate test: a new token, or another e-mail, is still the same thing.
+FINGERPRINT_IGNORES = frozenset({"turnstile", "email", "contact", "consent"})
+PRIVATE_KEYS = frozenset({"turnstile", "email", "contact", "consent", "name"})
+BIGINT_MAX = 2**63 - 1
+CONTACT_RETENTION = dt.timedelta(days=90)
+PHOTO_RETENTION = dt.timedelta(days=7)
+DISPUTED_AT = 2
+SUSPENDED_AT = 3
+
+
+def _canonical(value):
+    """Numbers compared by value (5 == 5.0), keys sorted: the same body, the same bytes."""
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_canonical(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def body_fingerprint(body: dict) -> str:
+    """sha256 of the canonical JSON of the body, without verification and private keys."""
+    kept = {k: v for k, v in body.items() if k not in FINGERPRINT_IGNORES}
+    text = json.dumps(_canonical(kept), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def price_cents(price: float) -> int:
+    """Reais to whole cents, half up; a positive price never becomes 0 cents."""
+    cents = (Decimal(str(price)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    return max(1, int(cents))
+
+
+def _store_once(model: type[models.Model], pending: models.Q, **fields) -> str:
+    """Create the row unless an identical pending one exists (constraint-backed)."""
+    same = model.objects.filter(
+        pending, address_hash=fields["address_hash"], body_fingerprint=fields["body_fingerprint"]
+    )
+    if same.exists():
+        return DUPLICATE
+    try:
+        with transaction.atomic():
+            model.objects.create(**fields)
+    except IntegrityError:
+        if same.exists():
+            return DUPLICATE
+        raise
+    return RECEIVED
+
+
+def _active_city(slug: str) -> City | None:
+    return City.objects.filter(slug=slug, active=True).first()
+
+
+def _by_id(queryset, pk: int):
+    if not 0 < pk <= BIGINT_MAX:
+        return None
+    return queryset.filter(pk=pk).first()
+
+
+_PENDING = models.Q(state=ReviewState.PENDING)
+
+
+@transaction.atomic
+def submission_create(*, address_hash: str, body: dict, data: dict) -> str:
+    """Queue a price for review: 422 for an unknown city, bar (in that city) or format."""
+    issues: list[Issue] = []
+    city = _active_city(data["city"])
+    venue = None
+    if city is None:
+        issues.append(Issue("city", "Unknown city."))
+    elif "id" in data["venue"]:
+        venue = _by_id(Venue.objects.filter(city=city), data["venue"]["id"])
+        if venue is None:
+            issues.append(Issue("venue.id", "Unknown bar in this city."))
+    fmt = Format.objects.filter(code=data["format_code"]).first()
+    if fmt is None:
+        issues.append(Issue("format_code", "Unknown format."))
+    if issues:
+        raise unprocessable("Unknown city, bar or format.", issues)
+    email = data.get("email")
+    return _store_once(
+        PriceSubmission,
+        _PENDING,
+        address_hash=address_hash,
+        body_fingerprint=body_fingerprint(body),
+        city=city,
+        venue=venue,
+        format=fmt,
+        payload={k: v for k, v in body.items() if k not in PRIVATE_KEYS},
+        email=email,
+        email_index=blind_index(email) if email else "",
+    )
+
+
+@transaction.atomic
+def city_request_create(*, address_hash: str, body: dict, data: dict) -> str:
+    email = data.get("email")
+    return _store_once(
+        CityRequest,
+        _PENDING,
+        address_hash=address_hash,
+        body_fingerprint=body_fingerprint(body),
+        city=data["city"],
+        state_name=data.get("state", ""),
+        email=email,
+        email_index=blind_index(email) if email else "",
+    )
+
+
+@transaction.atomic
+def bar_owner_message_create(*, address_hash: str, body: dict, data: dict) -> str:
+    """Only the city is checked (422); a venue slug that matches a bar is linked to it."""
+    city = _active_city(data["city"])
+    if city is None:
+        raise unprocessable("Unknown city.", [Issue("city", "Unknown city.")])
+    slug = data.get("venue", "")
+    venue = Venue.objects.filter(city=city, slug=slug).first() if slug else None
+    return _store_once(
+        BarOwnerMessage,
+        _PENDING,
+        address_hash=address_hash,
+        body_fingerprint=body_fingerprint(body),
+        city=city,
+        bar=data["bar"],
+        venue_slug=slug,
+        venue=venue,
+        topic=data["topic"],
+        message=data.get("message", ""),
+        name=data.get("name"),
+        contact=data["contact"],
+        contact_index=blind_index(data["contact"]),
+    )
+
+
+@transaction.atomic
+def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> str:
+    """Keep the photos until they are read; reading is queued after the commit."""
+    from .tasks import menu_photos_process
+
+    city = _active_city(data["city"])
+    venue = Venue.objects.filter(city=city, slug=data["venue"]).first() if city else None
+    if city is None:
+        raise unprocessable("Unknown city.", [Issue("city", "Unknown city.")])
+    if venue is None:
+        raise unprocessable("Unknown bar.", [Issue("venue", "Unknown bar in this city.")])
+    fingerprint = body_fingerprint(body)
+    open_states = models.Q(state__in=[PhotoState.RECEIVED, PhotoState.AWAITING_OCR])
+    same = MenuPhotoUpload.objects.filter(
+        open_states, address_hash=address_hash, body_fingerprint=fingerprint
+    )
+    if same.exists():
+        return DUPLICATE
+    contact = data.get("contact")
+    try:
+        with transaction.atomic():
+            upload = MenuPhotoUpload.objects.create(
+                city=city,
+                venue=venue,
+                address_hash=address_hash,
+                body_fingerprint=fingerprint,
+                is_owner=data.get("is_owner"),
+                ref=data.get("ref", ""),
+                contact=contact,
+                contact_index=blind_index(contact) if contact else "",
+            )
+    except IntegrityError:
+        if same.exists():
+            return DUPLICATE
+        raise
+    MenuPhoto.objects.bulk_create(
+        MenuPhoto(upload=upload, position=i, jpeg=jpeg) for i, jpeg in enumerate(data["images"])
+    )
+    # robust: the upload is stored either way; a broker failure must not turn the 202 into
+    # a 500 after the commit (the upload then waits in "received").
+    transaction.on_commit(lambda: menu_photos_process.delay(upload.pk), robust=True)
+    return RECEIVED
+
+
+@transaction.atomic
+def report_create(*, address_hash: str, body: dict, data: dict) -> str:
+    """422 when the reported price or bar is unknown (or the price is not at that bar)."""
+    issues: list[Issue] = []
+    deal = venue = None
+    if "deal" in data:
+        deal = _by_id(Deal.objects.all(), data["deal"])
+        if deal is None:
+            issues.append(Issue("deal", "Unknown price."))
+    if "venue" in data:
+        venue = _by_id(Venue.objects.all(), data["venue"])
+        if venue is None:
+            issues.append(Issue("venue", "Unknown bar."))
+    if deal is not None and venue is not None and deal.venue_id != venue.pk:
+        issues.append(Issue("deal", "This price is not at that bar."))
+    if issues:
+        raise unprocessable("Unknown price or bar.", issues)
+    return _store_once(
+        Report,
+        _PENDING,
+        address_hash=address_hash,
+        body_fingerprint=body_fingerprint(body),
+        deal=deal,
+        venue=venue,
+        reason=data["reason"],
+        message=data.get("message", ""),
+    )
+
+
+def _deal_for_update(deal_id: int) -> Deal:
+    """The price, locked, if it is in the rankings (published or disputed); else 404."""
+    deal = _by_id(Deal.objects.select_for_update().filter(status__in=RANKED_STATUSES), deal_id)
+    if deal is None:
+        raise not_found("Price not found.")
+    return deal
+
+
+def _city_today(deal: Deal) -> dt.date:
+    return City.objects.get(pk=deal.city_id).local_now().date()
+
+
+@transaction.atomic
+def deal_confirm(*, deal_id: int, address_hash: str) -> str:
+    """A confirmation: with no open disputes it is a check of the price (verified now, one
+    more confirmation); while disputes are open it is kept but changes nothing.
+    Once per address, price and city-local day; a repeat is a duplicate."""
+    deal = _deal_for_update(deal_id)
+    day = _city_today(deal)
+    if DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
+        return DUPLICATE
+    counted = deal.open_disputes == 0
+    try:
+        with transaction.atomic():
+            DealConfirmation.objects.create(
+                deal=deal, address_hash=address_hash, day=day, counted=counted
+            )
+    except IntegrityError:
+        return DUPLICATE
+    if counted:
+        deal_record_check(deal=deal, source=CheckSource.CONFIRMATION)
+        Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
+    return RECEIVED
+
+
+@transaction.atomic
+def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None) -> str:
+    """A dispute: one more open dispute; 2 open → disputed, 3 → suspended (out of the
+    rankings until a moderator decides). Once per address, price and city-local day."""
+    deal = _deal_for_update(deal_id)
+    day = _city_today(deal)
+    if DealDispute.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
+        return DUPLICATE
+    try:
+        with transaction.atomic():
+            DealDispute.objects.create(
+                deal=deal,
+                address_hash=address_hash,
+                day=day,
+                price_cents=price_cents(price) if price is not None else None,
+            )
+    except IntegrityError:
+        return DUPLICATE
+    deal.open_disputes += 1
+    if deal.open_disputes >= SUSPENDED_AT:
+        deal.status = DealStatus.SUSPENDED
+    elif deal.open_disputes >= DISPUTED_AT:
+        deal.status = DealStatus.DISPUTED
+    deal.save(update_fields=["open_disputes", "status"])
+    return RECEIVED
+
+
+def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
+    """Delete bar-owner and menu-photo contacts older than 90 days, and menu photos older than
+    a week that were never read (their upload is marked expired)."""
+    now = now or timezone.now()
+    contact_cutoff = now - CONTACT_RETENTION
+    counts = {
+        "bar_owner_contacts": BarOwnerMessage.objects.filter(created_at__lt=contact_cutoff)
+        .filter(models.Q(contact__isnull=False) | models.Q(name__isnull=False))
+        .update(contact=None, name=None, contact_index=""),
+        "menu_photo_contacts": MenuPhotoUpload.objects.filter(
+            created_at__lt=contact_cutoff, contact__isnull=False
+        ).update(contact=None, contact_index=""),
+    }
+    photo_cutoff = now - PHOTO_RETENTION
+    with transaction.atomic():
+        stale = MenuPhoto.objects.filter(created_at__lt=photo_cutoff)
+        upload_ids = set(stale.values_list("upload_id", flat=True))
+        counts["menu_photos"] = stale.delete()[0]
+        counts["menu_uploads_expired"] = MenuPhotoUpload.objects.filter(
+            pk__in=upload_ids, state__in=[PhotoState.RECEIVED, PhotoState.AWAITING_OCR]
+        ).update(state=PhotoState.EXPIRED)
+    return counts
+
+
+def menu_photos_mark_awaiting(*, upload_id: int) -> bool:
+    """The OCR step is not built yet: mark a received upload as waiting for it."""
+    return bool(
+        MenuPhotoUpload.objects.filter(pk=upload_id, state=PhotoState.RECEIVED).update(
+            state=PhotoState.AWAITING_OCR
+        )
+    )

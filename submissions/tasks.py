@@ -1,0 +1,26 @@
+"""Background work of the queued writes: thin tasks that take ids and call a service."""
+
+import logging
+
+from celery import shared_task
+
+from . import services
+
+logger = logging.getLogger(__name__)
+
+
+@shared_task(autoretry_for=(Exception,), retry_backoff=True, max_retries=5)
+def menu_photos_process(upload_id: int) -> None:
+    """Read an upload's photos into drafts. The OCR step is a later issue: for now this only
+    marks the upload as awaiting it (the photos stay until read, or until contacts_purge
+    deletes them after a week)."""
+    services.menu_photos_mark_awaiting(upload_id=upload_id)
+
+
+@shared_task
+def contacts_purge() -> dict[str, int]:
+    """Daily (config/celery.py beat schedule): bar-owner and menu-photo contacts older than
+    90 days, and menu photos never read within a week."""
+    counts = services.contacts_purge()
+    logger.info("contacts_purge: %s", counts)
+    return counts

@@ -1,0 +1,643 @@
+"""Every bound of every write body: a valid and an invalid value on each side.
+
+A case is (path, value, expected): path is dotted (``venue.new.lat``, ``schedules.0.days.2``);
+value ``MISSING`` removes the key; expected is ``OK`` (202) or the issue path of a 400.
+"""
+
+import base64
+import copy
+
+import pytest
+
+from .conftest import jpeg_data_uri
+
+OK = "ok"
+MISSING = object()
+
+
+def put(body: dict, path: str, value) -> dict:
+    body = copy.deepcopy(body)
+    *parents, last = path.split(".")
+    node = body
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if isinstance(node, list):
+        node[int(last)] = value
+    elif value is MISSING:
+        node.pop(last, None)
+    else:
+        node[last] = value
+    return body
+
+
+NEW_VENUE = {"name": "Bar Novo", "lat": -23.5, "lng": -46.6, "kind": "bar", "on_site": True}
+SCHEDULE = {"days": [1, 2, 3], "start": "17:00", "end": "20:00"}
+
+
+def s(n: int, ch: str = "a") -> str:
+    return ch * n
+
+
+def common_turnstile_cases():
+    return [
+        ("turnstile", "t", OK),
+        ("turnstile", s(2048), OK),
+        ("turnstile", "", "turnstile"),
+        ("turnstile", s(2049), "turnstile"),
+        ("turnstile", 5, "turnstile"),
+        ("turnstile", None, "turnstile"),
+        ("turnstile", MISSING, "turnstile"),
+        ("unknown_key", 1, "unknown_key"),
+    ]
+
+
+SUBMISSION_CASES = [
+    ("city", "sao-paulo", OK),
+    ("city", "Sao-Paulo", "city"),
+    ("city", "sao--paulo", "city"),
+    ("city", "-sao", "city"),
+    ("city", "sao-", "city"),
+    ("city", "sao paulo", "city"),
+    ("city", "", "city"),
+    ("city", 5, "city"),
+    ("city", None, "city"),
+    ("city", MISSING, "city"),
+    # venue: exactly one of {id} / {new}
+    ("venue", {"new": NEW_VENUE}, OK),
+    ("venue", {}, "venue"),
+    ("venue", {"id": "VENUE", "new": NEW_VENUE}, "venue"),
+    ("venue", {"id": "VENUE", "extra": 1}, "venue.extra"),
+    ("venue", "bar-do-ze", "venue"),
+    ("venue", 3, "venue"),
+    ("venue", None, "venue"),
+    ("venue", MISSING, "venue"),
+    ("venue.id", 0, "venue.id"),
+    ("venue.id", -1, "venue.id"),
+    ("venue.id", "1", "venue.id"),
+    ("venue.id", 1.5, "venue.id"),
+    ("venue.id", True, "venue.id"),
+    ("venue.id", None, "venue.id"),
+    # beer: string|null, max 80
+    ("beer", None, OK),
+    ("beer", "", OK),
+    ("beer", s(80), OK),
+    ("beer", s(81), "beer"),
+    ("beer", 5, "beer"),
+    ("beer", MISSING, "beer"),
+    ("format_code", s(41), "format_code"),
+    ("format_code", 600, "format_code"),
+    ("format_code", None, "format_code"),
+    ("format_code", MISSING, "format_code"),
+    # price: > 0, max 10000
+    ("price", 0.01, OK),
+    ("price", 10000, OK),
+    ("price", 10000.0, OK),
+    ("price", 7, OK),
+    ("price", 0, "price"),
+    ("price", -1, "price"),
+    ("price", 10000.01, "price"),
+    ("price", "12.5", "price"),
+    ("price", True, "price"),
+    ("price", None, "price"),
+    ("price", MISSING, "price"),
+    # units 1..50 integer
+    ("units", 1, OK),
+    ("units", 50, OK),
+    ("units", 0, "units"),
+    ("units", 51, "units"),
+    ("units", "3", "units"),
+    ("units", 3.5, "units"),
+    ("units", True, "units"),
+    ("units", None, "units"),
+    *[("packaging", v, OK) for v in ("single", "balde", "torre", "combo", "dobro")],
+    ("packaging", "caixa", "packaging"),
+    ("packaging", 1, "packaging"),
+    *[("kind", v, OK) for v in ("regular", "happy_hour", "promo", "combo", "open_bar")],
+    ("kind", "Regular", "kind"),
+    ("kind", None, "kind"),
+    ("open_bar_minutes", 1, OK),
+    ("open_bar_minutes", 1440, OK),
+    ("open_bar_minutes", 0, "open_bar_minutes"),
+    ("open_bar_minutes", 1441, "open_bar_minutes"),
+    ("open_bar_minutes", "60", "open_bar_minutes"),
+    # schedules: max 14 items of ScheduleDraft
+    ("schedules", [], OK),
+    ("schedules", [SCHEDULE] * 14, OK),
+    ("schedules", [SCHEDULE] * 15, "schedules"),
+    ("schedules", SCHEDULE, "schedules"),
+    ("schedules", [{**SCHEDULE, "extra": 1}], "schedules.0.extra"),
+    ("schedules", [{"days": [1], "start": "10:00"}], "schedules.0.end"),
+    ("schedules", [{**SCHEDULE, "days": []}], "schedules.0.days"),
+    ("schedules", [{**SCHEDULE, "days": [0, 1, 2, 3, 4, 5, 6]}], OK),
+    ("schedules", [{**SCHEDULE, "days": [0, 1, 2, 3, 4, 5, 6, 0]}], "schedules.0.days"),
+    ("schedules", [{**SCHEDULE, "days": [0, 6]}], OK),
+    ("schedules", [{**SCHEDULE, "days": [1, 2, 7]}], "schedules.0.days.2"),
+    ("schedules", [{**SCHEDULE, "days": [-1]}], "schedules.0.days.0"),
+    ("schedules", [{**SCHEDULE, "days": ["1"]}], "schedules.0.days.0"),
+    ("schedules", [{**SCHEDULE, "days": [True]}], "schedules.0.days.0"),
+    ("schedules", [{**SCHEDULE, "days": 1}], "schedules.0.days"),
+    ("schedules", [SCHEDULE, {**SCHEDULE, "start": "00:00"}], OK),
+    ("schedules", [{**SCHEDULE, "start": "23:59"}], OK),
+    ("schedules", [SCHEDULE, {**SCHEDULE, "start": "24:00"}], "schedules.1.start"),
+    ("schedules", [{**SCHEDULE, "start": "9:00"}], "schedules.0.start"),
+    ("schedules", [{**SCHEDULE, "start": "12:60"}], "schedules.0.start"),
+    ("schedules", [{**SCHEDULE, "start": 1700}], "schedules.0.start"),
+    ("schedules", [{**SCHEDULE, "end": "24:00"}], OK),
+    ("schedules", [{**SCHEDULE, "end": "00:00"}], OK),
+    ("schedules", [{**SCHEDULE, "end": "02:30"}], OK),
+    ("schedules", [{**SCHEDULE, "end": "24:01"}], "schedules.0.end"),
+    ("schedules", [{**SCHEDULE, "end": "25:00"}], "schedules.0.end"),
+    ("schedules", [{**SCHEDULE, "end": "20:00:00"}], "schedules.0.end"),
+    # dates
+    ("valid_from", "2026-01-31", OK),
+    ("valid_from", "2026-02-30", "valid_from"),
+    ("valid_from", "2026-1-5", "valid_from"),
+    ("valid_from", "20260105", "valid_from"),
+    ("valid_from", "2026-01-05T00:00:00", "valid_from"),
+    ("valid_from", 20260105, "valid_from"),
+    ("valid_until", "2026-12-31", OK),
+    ("valid_until", "2026-13-01", "valid_until"),
+    ("observed_on", "2026-11-20", OK),
+    ("observed_on", "ontem", "observed_on"),
+    ("observed_on", None, "observed_on"),
+    ("conditions", "", OK),
+    ("conditions", s(280), OK),
+    ("conditions", s(281), "conditions"),
+    ("service_charge_pct", 0, OK),
+    ("service_charge_pct", 30, OK),
+    ("service_charge_pct", -1, "service_charge_pct"),
+    ("service_charge_pct", 31, "service_charge_pct"),
+    ("service_charge_pct", 10.5, "service_charge_pct"),
+    ("couvert", 0, OK),
+    ("couvert", 1000, OK),
+    ("couvert", 12.5, OK),
+    ("couvert", -0.01, "couvert"),
+    ("couvert", 1000.01, "couvert"),
+    ("couvert", "10", "couvert"),
+    # attributes: max 4 of the four names
+    ("attributes", [], OK),
+    ("attributes", ["musica_ao_vivo", "transmite_jogos", "area_externa", "pe_na_areia"], OK),
+    ("attributes", ["musica_ao_vivo"] * 5, "attributes"),
+    ("attributes", ["musica_ao_vivo", "karaoke"], "attributes.1"),
+    ("attributes", "musica_ao_vivo", "attributes"),
+    *[("seen_in", v, OK) for v in ("menu", "poster", "instagram", "staff", "receipt", "other")],
+    ("seen_in", "tv", "seen_in"),
+    ("link", "https://example.com/cardapio", OK),
+    ("link", "https://example.com/" + s(480), OK),
+    ("link", "https://example.com/" + s(481), "link"),
+    ("link", "not a uri", "link"),
+    ("link", "example.com", "link"),
+    ("link", "", "link"),
+    ("notes", s(500), OK),
+    ("notes", s(501), "notes"),
+    ("is_owner", True, OK),
+    ("is_owner", False, OK),
+    ("is_owner", "true", "is_owner"),
+    ("is_owner", 1, "is_owner"),
+    ("nickname", "ab", OK),
+    ("nickname", s(40), OK),
+    ("nickname", "a", "nickname"),
+    ("nickname", "", "nickname"),
+    ("nickname", s(41), "nickname"),
+    ("consent", True, OK),
+    ("consent", False, OK),
+    ("consent", "yes", "consent"),
+    *common_turnstile_cases(),
+]
+
+NEW_VENUE_CASES = [
+    ("name", "ab", OK),
+    ("name", s(120), OK),
+    ("name", "a", "name"),
+    ("name", s(121), "name"),
+    ("name", MISSING, "name"),
+    ("lat", -90, OK),
+    ("lat", 90, OK),
+    ("lat", -90.0001, "lat"),
+    ("lat", 90.0001, "lat"),
+    ("lat", "-23.5", "lat"),
+    ("lat", None, "lat"),
+    ("lng", -180, OK),
+    ("lng", 180, OK),
+    ("lng", -180.0001, "lng"),
+    ("lng", 180.0001, "lng"),
+    ("lng", MISSING, "lng"),
+    *[
+        ("kind", v, OK)
+        for v in (
+            "bar",
+            "boteco",
+            "pub",
+            "barraca",
+            "restaurante",
+            "deposito",
+            "cervejaria",
+            "outro",
+        )
+    ],
+    ("kind", "balada", "kind"),
+    ("on_site", False, OK),
+    ("on_site", "true", "on_site"),
+    ("on_site", 1, "on_site"),
+    ("on_site", MISSING, "on_site"),
+    ("address", s(200), OK),
+    ("address", s(201), "address"),
+    ("instagram", "a", OK),
+    ("instagram", s(30), OK),
+    ("instagram", "bar.do_ze9", OK),
+    ("instagram", s(31), "instagram"),
+    ("instagram", "", "instagram"),
+    ("instagram", "Bar", "instagram"),
+    ("instagram", "bar-do-ze", "instagram"),
+    ("instagram", "@bar", "instagram"),
+    ("opening_hours", s(255), OK),
+    ("opening_hours", s(256), "opening_hours"),
+    ("extra", 1, "extra"),
+]
+
+CITY_REQUEST_CASES = [
+    ("city", "ab", OK),
+    ("city", s(80), OK),
+    ("city", "São José dos Campos", OK),
+    ("city", "a", "city"),
+    ("city", s(81), "city"),
+    ("city", 5, "city"),
+    ("city", MISSING, "city"),
+    ("state", "SP", OK),
+    ("state", s(40), OK),
+    ("state", "S", "state"),
+    ("state", s(41), "state"),
+    ("state", None, "state"),
+    ("consent", False, OK),
+    *common_turnstile_cases(),
+]
+
+BAR_OWNER_CASES = [
+    ("city", "sao-paulo", OK),
+    ("city", "São Paulo", "city"),
+    ("bar", "ab", OK),
+    ("bar", s(120), OK),
+    ("bar", "a", "bar"),
+    ("bar", s(121), "bar"),
+    ("bar", MISSING, "bar"),
+    ("venue", "bar-do-ze", OK),
+    ("venue", "nao-existe", OK),
+    ("venue", 5, "venue"),
+    *[("topic", v, OK) for v in ("sponsor", "prices", "correction", "removal", "other")],
+    ("topic", "spam", "topic"),
+    ("topic", MISSING, "topic"),
+    ("message", s(1000), OK),
+    ("message", s(1001), "message"),
+    ("name", "ab", OK),
+    ("name", s(80), OK),
+    ("name", "a", "name"),
+    ("name", s(81), "name"),
+    ("contact", "12345", OK),
+    ("contact", s(120), OK),
+    ("contact", "1234", "contact"),
+    ("contact", s(121), "contact"),
+    ("contact", 11999999999, "contact"),
+    ("contact", MISSING, "contact"),
+    ("consent", False, "consent"),
+    ("consent", "true", "consent"),
+    ("consent", MISSING, "consent"),
+    *common_turnstile_cases(),
+]
+
+IMAGE = jpeg_data_uri()
+
+MENU_PHOTO_CASES = [
+    ("images", [IMAGE], OK),
+    ("images", [IMAGE, jpeg_data_uri(color=(1, 2, 3)), jpeg_data_uri(color=(9, 9, 9))], OK),
+    ("images", [], "images"),
+    ("images", [IMAGE] * 4, "images"),
+    ("images", IMAGE, "images"),
+    ("images", [IMAGE, "data:image/png;base64,iVBORw0KGgo="], "images.1"),
+    ("images", ["data:image/jpeg;base64,bm90IGEganBlZw=="], "images.0"),
+    ("images", ["data:image/jpeg;base64,!!!"], "images.0"),
+    ("images", ["data:image/jpeg;base64,"], "images.0"),
+    ("images", ["data:image/jpeg;base64," + "A" * 699_977], "images.0"),
+    ("images", [5], "images.0"),
+    ("images", MISSING, "images"),
+    ("venue", "bar-do-ze", OK),
+    ("venue", 5, "venue"),
+    ("venue", MISSING, "venue"),
+    ("city", "SP", "city"),
+    ("contact", "12345", "consent"),
+    ("is_owner", True, OK),
+    ("is_owner", "no", "is_owner"),
+    ("ref", "abcdefghij_-0123", OK),
+    ("ref", "abcdefghij_-012", "ref"),
+    ("ref", "abcdefghij_-01234", "ref"),
+    ("ref", "abcdefghij_-012!", "ref"),
+    ("consent", True, OK),
+    *common_turnstile_cases(),
+]
+
+DISPUTE_CASES = [
+    ("price", 0.01, OK),
+    ("price", 10000, OK),
+    ("price", 0, "price"),
+    ("price", 10000.01, "price"),
+    ("price", "9.9", "price"),
+    ("price", None, "price"),
+    *common_turnstile_cases(),
+]
+
+REPORT_CASES = [
+    ("deal", MISSING, OK),
+    ("deal", 0, "deal"),
+    ("deal", "1", "deal"),
+    ("deal", 1.5, "deal"),
+    ("venue", "VENUE", OK),
+    ("venue", 0, "venue"),
+    ("venue", True, "venue"),
+    *[("reason", v, OK) for v in ("closed", "wrong_venue", "wrong_beer", "wrong_price", "other")],
+    ("reason", "spam", "reason"),
+    ("reason", MISSING, "reason"),
+    ("message", s(500), OK),
+    ("message", s(501), "message"),
+    *common_turnstile_cases(),
+]
+
+
+def resolve(value, world):
+    """Placeholders for ids that only exist once the world is built."""
+    if value == "VENUE":
+        return world.venue.pk
+    if isinstance(value, dict):
+        return {k: resolve(v, world) for k, v in value.items()}
+    return value
+
+
+def check(api, path: str, body: dict, expected: str):
+    response = api.post(path, body)
+    if expected == OK:
+        assert response.status_code == 202, response.json()
+        assert response.json() == {"status": "received"}
+    else:
+        assert response.status_code == 400, response.json()
+        answer = response.json()
+        assert answer["error"] == "invalid_request"
+        assert expected in [issue["path"] for issue in answer["issues"]], answer
+        for issue in answer["issues"]:
+            assert set(issue) == {"path", "message"} and issue["message"]
+
+
+def submission_body(world) -> dict:
+    return {
+        "city": "sao-paulo",
+        "venue": {"id": world.venue.pk},
+        "beer": "Brahma",
+        "format_code": "garrafa_600",
+        "price": 12.9,
+        "turnstile": "tok",
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), SUBMISSION_CASES)
+def test_submission_bounds(api, world, writes_open, path, value, expected):
+    check(
+        api,
+        "/api/v1/submissions",
+        put(submission_body(world), path, resolve(value, world)),
+        expected,
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), NEW_VENUE_CASES)
+def test_new_venue_bounds(api, world, writes_open, path, value, expected):
+    body = {**submission_body(world), "venue": {"new": dict(NEW_VENUE)}}
+    check(
+        api,
+        "/api/v1/submissions",
+        put(body, f"venue.new.{path}", value),
+        expected if expected == OK else f"venue.new.{expected}",
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("email", "consent", "expected"),
+    [
+        ("ana@example.com", True, OK),
+        ("a@b.co", True, OK),
+        (s(188) + "@example.com", True, OK),  # 200 chars
+        (s(189) + "@example.com", True, "email"),  # 201 chars
+        ("ana@example.com", MISSING, "consent"),
+        ("ana@example.com", False, "consent"),
+        ("ana@example.com", "true", "consent"),
+        ("not-an-email", True, "email"),
+        ("", True, "email"),
+        (None, True, "email"),
+        (5, True, "email"),
+    ],
+)
+def test_submission_email_needs_consent(api, world, writes_open, email, consent, expected):
+    body = put(put(submission_body(world), "email", email), "consent", consent)
+    check(api, "/api/v1/submissions", body, expected)
+
+
+@pytest.mark.django_db
+def test_submission_validity_window_in_order(api, world, writes_open):
+    body = {**submission_body(world), "valid_from": "2026-12-01", "valid_until": "2026-11-01"}
+    check(api, "/api/v1/submissions", body, "valid_until")
+    body["valid_until"] = "2026-12-01"
+    check(api, "/api/v1/submissions", body, OK)
+
+
+@pytest.mark.django_db
+def test_submission_every_optional_field_at_once(api, world, writes_open):
+    body = {
+        **submission_body(world),
+        "units": 3,
+        "packaging": "balde",
+        "kind": "happy_hour",
+        "schedules": [SCHEDULE],
+        "valid_from": "2026-11-01",
+        "valid_until": "2026-12-31",
+        "conditions": "só no balcão",
+        "service_charge_pct": 10,
+        "couvert": 15,
+        "attributes": ["musica_ao_vivo"],
+        "seen_in": "menu",
+        "link": "https://x.example/a",
+        "observed_on": "2026-11-20",
+        "notes": "preço de happy hour",
+        "is_owner": False,
+        "nickname": "Zé",
+        "email": "ze@example.com",
+        "consent": True,
+    }
+    check(api, "/api/v1/submissions", body, OK)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), CITY_REQUEST_CASES)
+def test_city_request_bounds(api, world, writes_open, path, value, expected):
+    check(
+        api,
+        "/api/v1/city-requests",
+        put({"city": "Campinas", "turnstile": "tok"}, path, value),
+        expected,
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("email", "consent", "expected"),
+    [
+        ("ana@example.com", True, OK),
+        ("ana@example.com", MISSING, "consent"),
+        ("ana@example.com", False, "consent"),
+        ("ana@", True, "email"),
+    ],
+)
+def test_city_request_email_needs_consent(api, world, writes_open, email, consent, expected):
+    body = put({"city": "Campinas", "turnstile": "tok", "email": email}, "consent", consent)
+    check(api, "/api/v1/city-requests", body, expected)
+
+
+def bar_owner_body() -> dict:
+    return {
+        "city": "sao-paulo",
+        "bar": "Bar do Zé",
+        "topic": "prices",
+        "contact": "+55 11 99999-9999",
+        "consent": True,
+        "turnstile": "tok",
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), BAR_OWNER_CASES)
+def test_bar_owner_bounds(api, world, writes_open, path, value, expected):
+    check(api, "/api/v1/bar-owners", put(bar_owner_body(), path, value), expected)
+
+
+def menu_photo_body() -> dict:
+    return {"city": "sao-paulo", "venue": "bar-do-ze", "images": [IMAGE], "turnstile": "tok"}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), MENU_PHOTO_CASES)
+def test_menu_photo_bounds(api, world, writes_open, path, value, expected):
+    check(api, "/api/v1/menu-photos", put(menu_photo_body(), path, value), expected)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("contact", "expected"),
+    [
+        ("12345", OK),
+        (s(120), OK),
+        ("1234", "contact"),
+        (s(121), "contact"),
+    ],
+)
+def test_menu_photo_contact_with_consent(api, world, writes_open, contact, expected):
+    body = {**menu_photo_body(), "contact": contact, "consent": True}
+    check(api, "/api/v1/menu-photos", body, expected)
+
+
+@pytest.mark.django_db
+def test_menu_photo_image_at_700000_chars_is_accepted_and_over_is_not(api, world, writes_open):
+    prefix = "data:image/jpeg;base64,"
+    raw = base64.b64decode(IMAGE[len(prefix) :])
+
+    def padded(chars: int) -> str:
+        # Bytes after the JPEG's end marker are ignored by decoders: pad to a given length.
+        room = (chars - len(prefix)) // 4 * 3 - len(raw)
+        return prefix + base64.b64encode(raw + b"\0" * room).decode()
+
+    largest = padded(700_000)  # base64 comes in groups of 4: 699,999 characters
+    assert len(largest) == 699_999
+    check(api, "/api/v1/menu-photos", {**menu_photo_body(), "images": [largest]}, OK)
+    too_long = padded(700_004)
+    assert len(too_long) == 700_003
+    check(api, "/api/v1/menu-photos", {**menu_photo_body(), "images": [too_long]}, "images.0")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), common_turnstile_cases())
+def test_confirm_bounds(api, world, writes_open, path, value, expected):
+    check(
+        api,
+        f"/api/v1/deals/{world.deal.pk}/confirm",
+        put({"turnstile": "tok"}, path, value),
+        expected,
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), DISPUTE_CASES)
+def test_dispute_bounds(api, world, writes_open, path, value, expected):
+    check(
+        api,
+        f"/api/v1/deals/{world.deal.pk}/dispute",
+        put({"turnstile": "tok", "price": 13.5}, path, value),
+        expected,
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "value", "expected"), REPORT_CASES)
+def test_report_bounds(api, world, writes_open, path, value, expected):
+    body = {"deal": world.deal.pk, "reason": "wrong_price", "turnstile": "tok"}
+    check(api, "/api/v1/reports", put(body, path, resolve(value, world)), expected)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("deal_id", ["0", "-1", "abc", "1.5", "01x", "%20"])
+@pytest.mark.parametrize("action", ["confirm", "dispute"])
+def test_malformed_deal_id_is_400(api, world, writes_open, deal_id, action):
+    response = api.post(f"/api/v1/deals/{deal_id}/{action}", {"turnstile": "tok"})
+    assert response.status_code == 400
+    assert [i["path"] for i in response.json()["issues"]] == ["id"]
+
+
+WRITE_PATHS = [
+    "/api/v1/submissions",
+    "/api/v1/city-requests",
+    "/api/v1/bar-owners",
+    "/api/v1/menu-photos",
+    "/api/v1/deals/1/confirm",
+    "/api/v1/deals/1/dispute",
+    "/api/v1/reports",
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", WRITE_PATHS)
+@pytest.mark.parametrize(
+    ("raw", "content_type"),
+    [
+        ("{", "application/json"),
+        ("", "application/json"),
+        ("[]", "application/json"),
+        ("null", "application/json"),
+        ('"text"', "application/json"),
+        ("42", "application/json"),
+        ('{"turnstile": NaN}', "application/json"),
+        ('{"\\ud800": 1, "turnstile": "t"}', "application/json"),
+        ('{"turnstile": "t", "city": {"\\udfff": 1}}', "application/json"),
+        ('{"turnstile": "\\ud800"}', "application/json"),
+        (b"\xff\xfe", "application/json"),
+        ("turnstile=tok", "application/x-www-form-urlencoded"),
+    ],
+)
+def test_body_not_a_json_object_is_400(api, world, writes_open, path, raw, content_type):
+    response = api.post(path, raw=raw, content_type=content_type)
+    assert response.status_code == 400
+    answer = response.json()
+    assert answer["error"] == "invalid_request" and answer["issues"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", WRITE_PATHS)
+def test_validation_comes_before_verification(api, world, writes_open, path):
+    writes_open.TURNSTILE_SECRET_KEY = "2x0000000000000000000000000000000AA"
+    response = api.post(path, {"turnstile": "tok", "surprise": True})
+    assert response.status_code == 400
