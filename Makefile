@@ -40,6 +40,7 @@ lint: install-dev
 
 bench: install-dev
 	$(PY) -m bench.run
+	BENCH_EXPORT_DB=breja_bench_export $(PY) -m bench.export_bench --rows 100000,1000000
 
 clean:
 	rm -rf $(VENV) var

@@ -1,15 +1,19 @@
 """Export of many prices: `datasets_export` (streamed .values().iterator() + orjson + csv) vs a
 bare PostgreSQL COPY of the same rows, with wall time and peak memory.
 
-    DATABASE_URL=postgres://... DEBUG=1 python -m bench.export_bench --rows 200000
+    DATABASE_URL=postgres://... DEBUG=1 python -m bench.export_bench --rows 100000,1000000
 
-Seeds a throw-away active city `bench-city` with SQL (generate_series), runs both, prints a
-small table, then deletes the city again (unless --keep). PostgreSQL only.
+For each size: seeds a throw-away active city `bench-city` with SQL (generate_series), times a
+COPY of its prices, then runs the whole export in a fresh child process (so its peak RSS is
+the export's own), and deletes the city again (unless --keep). `--import` also times
+import_datasets of the tree. PostgreSQL only; `make bench` runs it on its own database.
 """
 
 import argparse
+import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -18,13 +22,28 @@ from pathlib import Path
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+# `make bench` runs this on a database of its own (created and migrated here), so the tree it
+# exports holds the bench city only.
+OWN_DB = os.environ.get("BENCH_EXPORT_DB")
+if OWN_DB and "--child" not in sys.argv:
+    import psycopg
+
+    admin = os.environ.get("BENCH_ADMIN_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (OWN_DB,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{OWN_DB}"')
+    os.environ["DATABASE_URL"] = admin.rsplit("/", 1)[0].replace(
+        "postgresql://", "postgres://"
+    ) + f"/{OWN_DB}"
+    os.environ.setdefault("DEBUG", "1")
+
 import django  # noqa: E402
 
 django.setup()
 
 from django.db import connection, transaction  # noqa: E402
 
-from beers.models import City, Deal, PriceCheck, Venue  # noqa: E402
+from beers.models import City, Deal, Venue  # noqa: E402
 from datasets.importer import datasets_import  # noqa: E402
 from datasets.services import datasets_export  # noqa: E402
 
@@ -88,12 +107,69 @@ def seed(rows: int) -> City:
 
 
 def drop() -> None:
+    """Plain SQL deletes: the ORM's cascade collector would hold every row in memory."""
     city = City.objects.filter(slug=SLUG).first()
     if city:
-        PriceCheck.objects.filter(deal__city=city).delete()
-        Deal.objects.filter(city=city).delete()
-        Venue.objects.filter(city=city).delete()
+        with connection.cursor() as c:
+            c.execute(
+                "DELETE FROM beers_pricecheck WHERE deal_id IN "
+                "(SELECT id FROM beers_deal WHERE city_id = %s)",
+                [city.id],
+            )
+        Deal.objects.filter(city=city)._raw_delete(connection.alias)
+        Venue.objects.filter(city=city)._raw_delete(connection.alias)
         city.delete()
+
+
+def export_child(directory: str) -> int:
+    """Child mode: export into `directory`, print seconds and this process's peak RSS."""
+    t = time.perf_counter()
+    result = datasets_export(directory=Path(directory), progress=False)
+    print(
+        json.dumps(
+            {
+                "seconds": round(time.perf_counter() - t, 2),
+                "peak_rss_mb": round(peak_rss_mb(), 1),
+                "prices": result.counts[SLUG]["deals"],
+            }
+        )
+    )
+    return 0
+
+
+def run_size(rows: int, *, keep: bool, with_import: bool) -> dict:
+    t = time.perf_counter()
+    with transaction.atomic():
+        city = seed(rows)
+    out = {"prices": rows, "seed_seconds": round(time.perf_counter() - t, 1)}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            t = time.perf_counter()
+            copy_deals(city, Path(tmp) / "copy.csv")
+            out["copy_seconds"] = round(time.perf_counter() - t, 2)
+            child = subprocess.run(
+                [sys.executable, "-m", "bench.export_bench", "--child", str(Path(tmp) / "tree")],
+                cwd=Path(__file__).resolve().parents[1],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            figures = json.loads(child.stdout.strip().splitlines()[-1])
+            out["export_seconds"] = figures["seconds"]
+            out["export_peak_rss_mb"] = figures["peak_rss_mb"]
+            out["ratio_to_copy"] = round(figures["seconds"] / out["copy_seconds"], 1)
+            tree = Path(tmp) / "tree" / SLUG
+            out["deals_json_mb"] = round((tree / "deals.json").stat().st_size / 1e6, 1)
+            out["deals_csv_mb"] = round((tree / "deals.csv").stat().st_size / 1e6, 1)
+            if with_import:
+                t = time.perf_counter()
+                datasets_import(Path(tmp) / "tree", progress=False)
+                out["import_seconds"] = round(time.perf_counter() - t, 1)
+    finally:
+        if not keep:
+            with transaction.atomic():
+                drop()
+    return out
 
 
 def copy_deals(city: City, path: Path) -> None:
@@ -111,53 +187,34 @@ def copy_deals(city: City, path: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rows", default="100000,1000000", help="comma-separated sizes")
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--import", dest="with_import", action="store_true")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        return export_child(args.child)
     if connection.vendor != "postgresql":
         print("PostgreSQL only (set DATABASE_URL)", file=sys.stderr)
         return 2
-    t = time.perf_counter()
-    with transaction.atomic():
-        city = seed(args.rows)
-    print(f"seeded {args.rows} prices in {time.perf_counter() - t:.1f}s")
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            base = peak_rss_mb()
-            t = time.perf_counter()
-            copy_deals(city, Path(tmp) / "copy.csv")
-            copy_s = time.perf_counter() - t
-            copy_mb = (Path(tmp) / "copy.csv").stat().st_size / 1e6
-            t = time.perf_counter()
-            result = datasets_export(directory=Path(tmp) / "tree", progress=False)
-            export_s = time.perf_counter() - t
-            peak = peak_rss_mb()
-            t = time.perf_counter()
-            imported = datasets_import(Path(tmp) / "tree", progress=False)
-            import_s = time.perf_counter() - t
-            import_peak = peak_rss_mb()
-            sizes = {
-                name: (Path(tmp) / "tree" / SLUG / name).stat().st_size / 1e6
-                for name in ("deals.json", "deals.csv", "price-index.json")
-            }
-        print(f"COPY of deals (CSV, 11 columns): {copy_s:.2f}s, {copy_mb:.1f} MB")
+    if OWN_DB:
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+    results = []
+    for rows in (int(n) for n in args.rows.split(",")):
+        figures = run_size(rows, keep=args.keep, with_import=args.with_import)
+        results.append(figures)
+        print("export:", json.dumps(figures), flush=True)
+    if len(results) > 1:
+        growth = results[-1]["export_peak_rss_mb"] - results[0]["export_peak_rss_mb"]
         print(
-            f"datasets_export, whole tree:     {export_s:.2f}s "
-            f"({result.counts[SLUG]['deals']} prices; deals.json {sizes['deals.json']:.1f} MB,"
-            f" deals.csv {sizes['deals.csv']:.1f} MB)"
+            f"export peak RSS grows {growth:.1f} MB from {results[0]['prices']} to "
+            f"{results[-1]['prices']} prices"
         )
-        print(
-            f"peak RSS: {base:.0f} MB before, {peak:.0f} MB after the export "
-            f"(+{peak - base:.0f} MB)"
-        )
-        print(
-            f"import_datasets of that tree (upsert, {imported.deals} prices): "
-            f"{import_s:.2f}s, peak RSS {import_peak:.0f} MB"
-        )
-    finally:
-        if not args.keep:
-            with transaction.atomic():
-                drop()
+    results_dir = Path(__file__).resolve().parent / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    (results_dir / "export.json").write_text(json.dumps(results, indent=2))
     return 0
 
 

@@ -23,7 +23,8 @@ import orjson
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
+from django.db.models import Count, Exists, Max, OuterRef, Q, Sum, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 from tqdm import tqdm
 
@@ -88,7 +89,7 @@ DEAL_FIELDS = (
     "conditions",
     "valid_from",
     "valid_until",
-    "schedules",
+    "schedules_json",
     "verified_unix",
     "created_unix",
     "confirmations",
@@ -258,24 +259,53 @@ def _deals_and_csv(
     tz = city.tz
     qs = (
         published_deals(city=city)
-        .annotate(verified_unix=UnixSeconds("verified_at"), created_unix=UnixSeconds("created_at"))
+        .annotate(
+            verified_unix=UnixSeconds("verified_at"),
+            created_unix=UnixSeconds("created_at"),
+            # the JSON as text, parsed by orjson: Django's JSONField converter is the slow part
+            schedules_json=Cast("schedules", TextField()),
+        )
         .order_by("id")
         .values(*DEAL_FIELDS)
     )
     total = published_deals(city=city).count() if bar else None
+    # Few distinct servings and schedules repeat over many prices: label each once.
+    servings: dict[tuple, str] = {}
+    whens: dict[tuple, str | None] = {}
     with (
         open(folder / "deals.json", "wb") as jf,
         tqdm(
             total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
         ) as progress,
+        labels.language("pt-BR"),
     ):
         csv_fh, writer = _open_csv(folder / "deals.csv", rows.DEALS_CSV_COLUMNS)
         with csv_fh:
             items = JsonWriter(jf, header)
             items.begin("items")
             for row in qs.iterator(chunk_size=CHUNK):
+                row["schedules"] = orjson.loads(row["schedules_json"])
                 item = rows.deal_item(row)
                 items.add(item)
+                serving_key = (row["format_id"], row["units"], row["packaging"])
+                serving = servings.get(serving_key)
+                if serving is None:
+                    serving = servings[serving_key] = labels.serving_label(
+                        fmt=formats[row["format_id"]],
+                        units=row["units"],
+                        packaging=row["packaging"],
+                        lang="pt-BR",
+                    )
+                when_key = (row["schedules_json"], row["valid_from"], row["valid_until"])
+                if when_key in whens:
+                    when = whens[when_key]
+                else:
+                    when = whens[when_key] = labels.schedule_text(
+                        row["schedules"],
+                        "pt-BR",
+                        valid_from=row["valid_from"],
+                        valid_until=row["valid_until"],
+                    )
                 writer.writerow(
                     rows.deal_csv_row(
                         item,
@@ -284,18 +314,8 @@ def _deals_and_csv(
                         beer=row["beer__name"],
                         brand=row["beer__brand__name"] or row["brand__name"],
                         volume_ml=row["volume_ml"],
-                        serving=labels.serving_label(
-                            fmt=formats[row["format_id"]],
-                            units=row["units"],
-                            packaging=row["packaging"],
-                            lang="pt-BR",
-                        ),
-                        when=labels.schedule_text(
-                            row["schedules"],
-                            "pt-BR",
-                            valid_from=row["valid_from"],
-                            valid_until=row["valid_until"],
-                        ),
+                        serving=serving,
+                        when=when,
                         tz=tz,
                     )
                 )

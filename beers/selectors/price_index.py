@@ -18,12 +18,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, ExtractMonth, ExtractYear
 from django.utils import timezone
 
 from beers.models import City, DealKind, PriceCheck
 
-from .published import UnixSeconds, published_deals
+from .published import published_deals
 
 SCOPES = ("city", "format", "neighbourhood", "brand")
 MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
@@ -50,12 +50,27 @@ def round_half_up(value: Fraction) -> int:
     return math.floor(value + _HALF)
 
 
-def _sort_key(value: Fraction) -> tuple[float, Fraction]:
-    # Floats order almost every pair; the exact fraction only breaks float ties.
-    return (value.numerator / value.denominator, value)
+def _exact_sorted(values: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(numerator, denominator) pairs in exact ascending order of their quotients.
+
+    Correctly rounded division is monotonic, so sorting by the float quotient is exact except
+    among equal floats; only those runs are re-sorted as fractions.
+    """
+    data = sorted(values, key=lambda v: v[0] / v[1])
+    i, n = 0, len(data)
+    while i < n:
+        j = i + 1
+        quotient = data[i][0] / data[i][1]
+        while j < n and data[j][0] / data[j][1] == quotient:
+            j += 1
+        first_num, first_den = data[i]
+        if j - i > 1 and any(num * first_den != first_num * den for num, den in data[i + 1 : j]):
+            data[i:j] = sorted(data[i:j], key=lambda v: Fraction(*v))
+        i = j
+    return data
 
 
-def quartiles(data: list[Fraction]) -> tuple[Fraction, Fraction, Fraction]:
+def quartiles(data) -> tuple[Fraction, Fraction, Fraction]:
     """Exactly `statistics.quantiles(data, n=4, method="inclusive")` (numpy's "linear") on
     sorted `data`, and the middle one equals `statistics.median`; one sort instead of three."""
     if len(data) == 1:
@@ -69,9 +84,23 @@ def quartiles(data: list[Fraction]) -> tuple[Fraction, Fraction, Fraction]:
     return out[0], out[1], out[2]
 
 
-def cell_figures(values: list[Fraction]) -> dict:
-    """n, min and quartiles (cents per litre, rounded half-up) of one cell's observations."""
-    data = sorted(values, key=_sort_key)
+class _Exact:
+    """A sorted list of (numerator, denominator) seen as Fractions, built only when read."""
+
+    def __init__(self, pairs: list[tuple[int, int]]):
+        self.pairs = pairs
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def __getitem__(self, i: int) -> Fraction:
+        return Fraction(*self.pairs[i])
+
+
+def cell_figures(values: list[tuple[int, int]]) -> dict:
+    """n, min and quartiles (cents per litre, rounded half-up) of one cell's observations,
+    given as (price_cents * 1000, units * volume_ml) pairs."""
+    data = _Exact(_exact_sorted(values))
     p25, median, p75 = quartiles(data)
     return {
         "n": len(data),
@@ -83,6 +112,7 @@ def cell_figures(values: list[Fraction]) -> dict:
 
 
 def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    tz = city.tz
     checks = PriceCheck.objects.filter(
         deal__in=published_deals(city=city).filter(kind=DealKind.REGULAR)
     )
@@ -91,13 +121,15 @@ def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | 
     return (
         checks.annotate(
             brand_slug=Coalesce("deal__beer__brand__slug", "deal__brand__slug"),
-            checked_unix=UnixSeconds("checked_at"),
+            local_year=ExtractYear("checked_at", tzinfo=tz),
+            local_month=ExtractMonth("checked_at", tzinfo=tz),
         )
         .order_by("deal_id", "checked_at", "id")
         .values_list(
             "deal_id",
             "price_cents",
-            "checked_unix",
+            "local_year",
+            "local_month",
             "deal__units",
             "deal__volume_ml",
             "deal__format__type",
@@ -108,17 +140,18 @@ def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | 
     )
 
 
-def _last_check_per_month(rows: Iterable[tuple], tz) -> Iterable[tuple[str, tuple]]:
-    """(month, row) for the last check of each price inside each month; rows come ordered by
-    price, then time, so one price's months are complete when the next price starts."""
+def _last_check_per_month(rows: Iterable[tuple]) -> Iterable[tuple[str, tuple]]:
+    """(month, row) for the last check of each price inside each city-local month; rows come
+    ordered by price, then time, so one price's months are complete when the next starts."""
     current_deal, months = None, {}
     for row in rows:
         if row[0] != current_deal:
-            yield from months.items()
+            for (year, mon), last in months.items():
+                yield f"{year:04d}-{mon:02d}", last
             current_deal, months = row[0], {}
-        local = dt.datetime.fromtimestamp(row[2], tz=tz)
-        months[f"{local.year:04d}-{local.month:02d}"] = row  # later checks overwrite
-    yield from months.items()
+        months[(row[2], row[3])] = row  # later checks overwrite
+    for (year, mon), last in months.items():
+        yield f"{year:04d}-{mon:02d}", last
 
 
 def price_index(
@@ -131,10 +164,10 @@ def price_index(
     tz = city.tz
     now = now or timezone.now()
     start, end = month_bounds(month, tz) if month is not None else (None, None)
-    cells: dict[tuple[str, str, str | None], list[Fraction]] = defaultdict(list)
-    for mon, row in _last_check_per_month(_observation_rows(city, start, end), tz):
-        _deal, price_cents, _at, units, volume_ml, fmt_type, hood, brand = row
-        value = Fraction(price_cents * 1000, units * volume_ml)
+    cells: dict[tuple[str, str, str | None], list[tuple[int, int]]] = defaultdict(list)
+    for mon, row in _last_check_per_month(_observation_rows(city, start, end)):
+        _deal, price_cents, _year, _month, units, volume_ml, fmt_type, hood, brand = row
+        value = (price_cents * 1000, units * volume_ml)
         cells[(mon, "city", None)].append(value)
         cells[(mon, "format", fmt_type)].append(value)
         if hood is not None:
