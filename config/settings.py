@@ -91,8 +91,11 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
     _db["CONN_MAX_AGE"] = 0
     _opts = _db.setdefault("OPTIONS", {})
     _opts.setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", default=3))
+    # Live reads are short index scans: starting parallel workers costs more than it saves.
     _opts.setdefault(
-        "options", f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS', default=5000)}"
+        "options",
+        f"-c statement_timeout={env.int('DB_STATEMENT_TIMEOUT_MS', default=5000)}"
+        f" -c max_parallel_workers_per_gather={env.int('DB_PARALLEL_WORKERS', default=0)}",
     )
     if env.bool("DB_POOL", default=True):
         _opts.setdefault(

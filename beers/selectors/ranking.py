@@ -149,7 +149,13 @@ def cheapest(query: CheapestQuery, *, now: dt.datetime | None = None) -> Answer:
     qs = filter_format(qs, query.format)
     if query.has_point:
         min_lat, max_lat, min_lng, max_lng = bounding_box(query.lat, query.lng, query.radius_m)
-        qs = qs.filter(venue__lat__range=(min_lat, max_lat), venue__lng__range=(min_lng, max_lng))
+        # venue__city is redundant (a bar is in its price's city) but lets PostgreSQL find the
+        # bars through the (city, lat, lng) index first
+        qs = qs.filter(
+            venue__city=city,
+            venue__lat__range=(min_lat, max_lat),
+            venue__lng__range=(min_lng, max_lng),
+        )
     qs = qs.order_by(*PRICE_ORDER).values(*render.DEAL_COLUMNS)
     rows: list[dict] = []
     distances: list[int | None] = []
@@ -176,6 +182,7 @@ def next_change(city: City, now: dt.datetime) -> dt.datetime:
     local = now.astimezone(city.tz)
     schedules = (
         ranked_deals(city=city, today=local.date())
+        .filter(venue__city=city)  # redundant, as above: narrows the bars by index, not hash
         .exclude(kind=DealKind.OPEN_BAR)
         .exclude(schedules=[])
         .values_list("schedules", flat=True)
