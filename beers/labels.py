@@ -6,6 +6,7 @@ Texts go through gettext (locale/pt_BR); English is the source language.
 
 import contextlib
 import datetime as dt
+import functools
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.utils import translation
@@ -48,9 +49,18 @@ def money(cents: int | float, lang: str) -> str:
     return "R$ " + text.replace(",", "_").replace(".", ",").replace("_", ".")
 
 
+# Labels are pure functions of their arguments and the language's catalogue, and an answer
+# repeats a few servings, prices and schedules: each text is built once per process.
+_memo = functools.lru_cache(maxsize=4096)
+
+
 def serving_label(*, fmt, units: int, packaging: str, lang: str) -> str:
     """'Garrafa 600 ml', 'Balde com 5 × Long neck 355 ml' / 'Bucket of 5 × 355 ml long neck'."""
-    label = fmt.label_en if lang == "en" else fmt.label_pt
+    return _serving_text(fmt.label_en if lang == "en" else fmt.label_pt, units, packaging, lang)
+
+
+@_memo
+def _serving_text(label: str, units: int, packaging: str, lang: str) -> str:
     with language(lang):
         if packaging == "balde":
             text = _("Bucket of %(n)d × %(label)s")
@@ -142,9 +152,17 @@ def schedule_text(schedules: list[dict], lang: str, valid_from: dt.date | None =
     """The `when` of a price: its weekly windows and validity dates, or None when always on."""
     if not schedules and not valid_from and not valid_until:
         return None
+    windows = tuple((tuple(s["days"]), s["start"], s["end"]) for s in schedules)
+    return _schedule_text(windows, lang, valid_from, valid_until)
+
+
+@_memo
+def _schedule_text(windows: tuple, lang: str, valid_from: dt.date | None,
+                   valid_until: dt.date | None) -> str | None:
     with language(lang):
         parts = [
-            f"{days_text(s['days'])} {hours_text(s['start'], s['end'], lang)}" for s in schedules
+            f"{days_text(list(days))} {hours_text(start, end, lang)}"
+            for days, start, end in windows
         ]
         if valid_from and valid_until:
             parts.append(_("from %(start)s to %(end)s") % {
@@ -171,6 +189,7 @@ def confirmed_label(confirmations: int, lang: str) -> str | None:
         ) % {"n": confirmations}
 
 
+@_memo
 def price_label(*, price_cents: int, price_per_litre: float | None, open_bar_minutes: int | None,
                 confirmations: int, lang: str) -> str:
     """'R$ 12,90 (R$ 21,50/L)', 'R$ 89,90 · open bar 2h', plus the confirmed label."""
