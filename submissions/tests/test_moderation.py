@@ -567,3 +567,59 @@ def test_moderator_can_still_record_checks_on_prices(mod, world):
     mod.post(reverse("admin:beers_deal_changelist"),
              {"action": "record_check", "_selected_action": [deal.pk]})
     assert PriceCheck.objects.filter(deal=deal, source=CheckSource.MODERATOR).exists()
+
+
+# --- a real SMTP server on loopback ------------------------------------------------------------
+
+
+class Inbox:
+    """aiosmtpd handler: keeps every message it is given."""
+
+    def __init__(self):
+        self.messages = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        self.messages.append((envelope.rcpt_tos, envelope.content))
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp_server(settings):
+    import socket
+
+    from aiosmtpd.controller import Controller
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+    settings.EMAIL_USE_TLS, settings.EMAIL_HOST_USER, settings.EMAIL_HOST_PASSWORD = False, "", ""
+    yield inbox
+    controller.stop()
+
+
+def test_the_live_email_goes_through_a_real_smtp_server_once(
+    mod, world, api, writes_open, smtp_server, celery_eager, django_capture_on_commit_callbacks
+):
+    import email
+
+    sub = submit(api, world, email="quem@example.org", consent=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(mod, sub, decision="approve")
+    assert len(smtp_server.messages) == 1
+    rcpt, raw = smtp_server.messages[0]
+    assert rcpt == ["quem@example.org"]
+    message = email.message_from_bytes(raw)
+    assert message.get_content_type() == "multipart/alternative"
+    parts = {p.get_content_type(): p.get_payload(decode=True).decode() for p in message.walk()
+             if not p.is_multipart()}
+    assert "R$ 9,90" in parts["text/plain"] and "<strong>R$ 9,90</strong>" in parts["text/html"]
+    assert PriceSubmission.objects.get(pk=sub.pk).email is None
+    from submissions.tasks import submission_notify_live
+
+    submission_notify_live.apply(args=[sub.pk])
+    assert len(smtp_server.messages) == 1
