@@ -323,6 +323,9 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
             per_litre, medians.get((sub.city_id, sub.format_id))
         )
         pending = sub.state == ReviewState.PENDING
+        candidates = review.submission_merge_candidates(sub) if pending else []
+        for deal in candidates:
+            deal.price_text = brl(deal.price_cents)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -331,7 +334,7 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
             "pending": pending,
             "new_venue": review.submission_new_venue(sub),
             "twins": review.submission_twins(sub) if pending else [],
-            "candidates": review.submission_merge_candidates(sub) if pending else [],
+            "candidates": candidates,
             "bar": self.bar(sub),
             "beer": self.beer(sub),
             "serving": self.serving(sub),
