@@ -623,3 +623,15 @@ def test_the_live_email_goes_through_a_real_smtp_server_once(
 
     submission_notify_live.apply(args=[sub.pk])
     assert len(smtp_server.messages) == 1
+
+
+def test_a_moderator_activates_a_city_only_through_its_activation(mod, world):
+    url = reverse("admin:beers_city_change", args=[world.inactive.pk])
+    page = mod.get(url)
+    assert page.status_code == 200
+    assert 'name="active"' not in page.content.decode()
+    response = mod.post(url, {"name": "Manaus (AM)", "state": "AM", "timezone": "America/Manaus",
+                              "lat": "-3.1", "lng": "-60.0", "active": "on"})
+    assert response.status_code == 302  # saved…
+    city = type(world.inactive).objects.get(pk=world.inactive.pk)
+    assert city.name == "Manaus (AM)" and not city.active  # …but not switched on
