@@ -635,3 +635,22 @@ def test_a_moderator_activates_a_city_only_through_its_activation(mod, world):
     assert response.status_code == 302  # saved…
     city = type(world.inactive).objects.get(pk=world.inactive.pk)
     assert city.name == "Manaus (AM)" and not city.active  # …but not switched on
+
+
+def test_city_requests_refused_lose_their_email(mod, world, api, writes_open):
+    ask_city(api, "Atlântida", "a@example.org")
+    ask = CityRequest.objects.get()
+    response = action(mod, "cityrequest", "reject_as_unwanted", [ask.pk])
+    assert response.status_code == 302
+    ask.refresh_from_db()
+    assert (ask.state, ask.email, ask.email_index) == (ReviewState.REJECTED, None, "")
+    assert mail.outbox == []
+    assert LogEntry.objects.get(object_id=str(ask.pk)).change_message == "recusado"
+
+
+def test_a_report_resolved_changes_no_price(mod, world, api, writes_open):
+    wrong = report(api, deal=world.deal.pk, reason="wrong_beer")
+    action(mod, "report", "resolve", [wrong.pk])
+    assert Report.objects.get(pk=wrong.pk).state == ReviewState.RESOLVED
+    assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.PUBLISHED
+    assert "Bar do Zé" in [d["venue"] for d in search(Client())]
