@@ -528,7 +528,9 @@ class BarOwnerMessageAdmin(ReadOnlyAdmin):
             str(_("resolvido")),
         )
 
-    @admin.action(description=_("O bar fechou: tirar seus preços do ranking"), permissions=["review"])
+    @admin.action(
+        description=_("O bar fechou: tirar seus preços do ranking"), permissions=["review"]
+    )
     def close_venue(self, request, queryset):
         self._each(
             request,
@@ -540,8 +542,16 @@ class BarOwnerMessageAdmin(ReadOnlyAdmin):
 
 @admin.register(Report)
 class ReportAdmin(ReadOnlyAdmin):
-    list_display = ["id", "reason", "deal", "venue", "message_start", "state", "created_at",
-                    "correct_link"]
+    list_display = [
+        "id",
+        "reason",
+        "deal",
+        "venue",
+        "message_start",
+        "state",
+        "created_at",
+        "correct_link",
+    ]
     list_filter = ["state", "reason"]
     list_select_related = ["deal__venue", "deal__format", "venue"]
     exclude = ["body_fingerprint", "address_hash"]
@@ -560,23 +570,35 @@ class ReportAdmin(ReadOnlyAdmin):
 
     @admin.action(description=_("Resolvido (nada a mudar ou já corrigido)"), permissions=["review"])
     def resolve(self, request, queryset):
-        self._each(request, queryset, lambda r: review.report_resolve(report_id=r.pk),
-                   str(_("resolvido")))
+        self._each(
+            request, queryset, lambda r: review.report_resolve(report_id=r.pk), str(_("resolvido"))
+        )
 
     @admin.action(description=_("Descartar (relato sem fundamento)"), permissions=["review"])
     def dismiss(self, request, queryset):
-        self._each(request, queryset, lambda r: review.report_dismiss(report_id=r.pk),
-                   str(_("descartado")))
+        self._each(
+            request, queryset, lambda r: review.report_dismiss(report_id=r.pk), str(_("descartado"))
+        )
 
-    @admin.action(description=_("O bar fechou: tirar seus preços do ranking"), permissions=["review"])
+    @admin.action(
+        description=_("O bar fechou: tirar seus preços do ranking"), permissions=["review"]
+    )
     def close_venue(self, request, queryset):
-        self._each(request, queryset, lambda r: review.report_close_venue(report_id=r.pk),
-                   str(_("bar marcado como fechado")))
+        self._each(
+            request,
+            queryset,
+            lambda r: review.report_close_venue(report_id=r.pk),
+            str(_("bar marcado como fechado")),
+        )
 
     @admin.action(description=_("Retirar o preço relatado"), permissions=["review"])
     def hide_deal(self, request, queryset):
-        self._each(request, queryset, lambda r: review.report_hide_deal(report_id=r.pk),
-                   str(_("preço retirado")))
+        self._each(
+            request,
+            queryset,
+            lambda r: review.report_hide_deal(report_id=r.pk),
+            str(_("preço retirado")),
+        )
 
 
 class DisputeInline(admin.TabularInline):
@@ -597,12 +619,33 @@ class DisputeInline(admin.TabularInline):
 class DisputedDealAdmin(ReadOnlyAdmin):
     """Prices with open disputes (disputed: still ranked; suspended: out until decided)."""
 
-    list_display = ["id", "venue", "city", "format", "price", "per_litre", "suggested", "status",
-                    "open_disputes", "verified_at", "correct_link"]
+    list_display = [
+        "id",
+        "venue",
+        "city",
+        "format",
+        "price",
+        "per_litre",
+        "suggested",
+        "status",
+        "open_disputes",
+        "verified_at",
+        "correct_link",
+    ]
     list_filter = ["status", "city"]
     list_select_related = ["venue", "city", "format"]
-    fields = ["venue", "city", "format", "units", "packaging", "kind", "price_cents", "status",
-              "open_disputes", "verified_at"]
+    fields = [
+        "venue",
+        "city",
+        "format",
+        "units",
+        "packaging",
+        "kind",
+        "price_cents",
+        "status",
+        "open_disputes",
+        "verified_at",
+    ]
     inlines = [DisputeInline]
     actions = ["dismiss", "uphold"]
 
@@ -610,7 +653,9 @@ class DisputedDealAdmin(ReadOnlyAdmin):
         return (
             super()
             .get_queryset(request)
-            .filter(Q(status__in=[DealStatus.DISPUTED, DealStatus.SUSPENDED]) | Q(open_disputes__gt=0))
+            .filter(
+                Q(status__in=[DealStatus.DISPUTED, DealStatus.SUSPENDED]) | Q(open_disputes__gt=0)
+            )
             .exclude(status=DealStatus.RETIRED)
         )
 
@@ -634,17 +679,27 @@ class DisputedDealAdmin(ReadOnlyAdmin):
         url = reverse("admin:submissions_disputeddeal_correct", args=[obj.pk])
         return format_html('<a href="{}">{}</a>', url, _("corrigir preço…"))
 
-    @admin.action(description=_("Descartar as contestações: o preço volta ao ranking"),
-                  permissions=["review"])
+    @admin.action(
+        description=_("Descartar as contestações: o preço volta ao ranking"), permissions=["review"]
+    )
     def dismiss(self, request, queryset):
-        self._each(request, queryset, lambda d: review.deal_disputes_dismiss(deal_id=d.pk),
-                   str(_("contestações descartadas")))
+        self._each(
+            request,
+            queryset,
+            lambda d: review.deal_disputes_dismiss(deal_id=d.pk),
+            str(_("contestações descartadas")),
+        )
 
-    @admin.action(description=_("Aceitar as contestações: esconder o preço"),
-                  permissions=["review"])
+    @admin.action(
+        description=_("Aceitar as contestações: esconder o preço"), permissions=["review"]
+    )
     def uphold(self, request, queryset):
-        self._each(request, queryset, lambda d: review.deal_disputes_uphold(deal_id=d.pk),
-                   str(_("contestações aceitas, preço retirado")))
+        self._each(
+            request,
+            queryset,
+            lambda d: review.deal_disputes_uphold(deal_id=d.pk),
+            str(_("contestações aceitas, preço retirado")),
+        )
 
     def get_urls(self):
         return [

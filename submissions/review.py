@@ -60,8 +60,10 @@ class TwinsFound(ReviewError):
     def __init__(self, twins: list[Venue]):
         self.twins = twins
         super().__init__(
-            _("Já existe um bar parecido perto deste ponto: escolha o bar existente ou confirme "
-              "que é um bar novo.")
+            _(
+                "Já existe um bar parecido perto deste ponto: escolha o bar existente ou confirme "
+                "que é um bar novo."
+            )
         )
 
 
@@ -74,8 +76,9 @@ def _lock_pending(model, pk: int):
     if row is None:
         raise ReviewError(_("Item não encontrado."))
     if row.state != ReviewState.PENDING:
-        raise ReviewError(_("Este item já foi decidido (%(state)s).") % {
-            "state": row.get_state_display()})
+        raise ReviewError(
+            _("Este item já foi decidido (%(state)s).") % {"state": row.get_state_display()}
+        )
     return row
 
 
@@ -121,9 +124,7 @@ def submission_twins(submission: PriceSubmission) -> list[Venue]:
     new = submission_new_venue(submission)
     if new is None:
         return []
-    return venue_find_twins(
-        city=submission.city, name=new["name"], lat=new["lat"], lng=new["lng"]
-    )
+    return venue_find_twins(city=submission.city, name=new["name"], lat=new["lat"], lng=new["lng"])
 
 
 def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
@@ -234,8 +235,15 @@ def submission_reject(*, submission_id: int, reason: str) -> None:
     _decide(submission, ReviewState.REJECTED, reason, email=None, email_index="")
 
 
-MERGED_FIELDS = ("units", "packaging", "kind", "open_bar_minutes", "service_charge_pct",
-                 "conditions", "schedules")
+MERGED_FIELDS = (
+    "units",
+    "packaging",
+    "kind",
+    "open_bar_minutes",
+    "service_charge_pct",
+    "conditions",
+    "schedules",
+)
 
 
 @transaction.atomic
@@ -254,9 +262,11 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
     changed = [name for name in MERGED_FIELDS if name in payload]
     for name in changed:
         setattr(deal, name, payload[name])
-    for name, value in (("couvert_cents", _cents_or_none(payload.get("couvert"))),
-                        ("valid_from", _date_or_none(payload.get("valid_from"))),
-                        ("valid_until", _date_or_none(payload.get("valid_until")))):
+    for name, value in (
+        ("couvert_cents", _cents_or_none(payload.get("couvert"))),
+        ("valid_from", _date_or_none(payload.get("valid_from"))),
+        ("valid_until", _date_or_none(payload.get("valid_until"))),
+    ):
         if value is not None:
             setattr(deal, name, value)
             changed.append(name)
@@ -337,8 +347,10 @@ def city_activation_checklist(city: City) -> list[tuple[str, bool]]:
     )
     hoods = Neighbourhood.objects.filter(city=city).exclude(boundary=None).count()
     return [
-        (_("fuso horário (%(tz)s)") % {"tz": city.timezone},
-         city.timezone in zoneinfo.available_timezones()),
+        (
+            _("fuso horário (%(tz)s)") % {"tz": city.timezone},
+            city.timezone in zoneinfo.available_timezones(),
+        ),
         (_("centro no Brasil (%(lat)s, %(lng)s)") % {"lat": city.lat, "lng": city.lng}, centre_ok),
         (_("bairros com limite (%(n)d)") % {"n": hoods}, hoods > 0),
     ]
@@ -355,8 +367,9 @@ def city_activate(*, city_id: int, request_id: int) -> int:
         raise ReviewError(_("Cidade ou pedido não encontrado."))
     missing = [label for label, ok in city_activation_checklist(city) if not ok]
     if missing:
-        raise ReviewError(_("A cidade ainda não está pronta: %(missing)s.") % {
-            "missing": "; ".join(missing)})
+        raise ReviewError(
+            _("A cidade ainda não está pronta: %(missing)s.") % {"missing": "; ".join(missing)}
+        )
     if not city.active:
         city.active = True
         city.save(update_fields=["active"])

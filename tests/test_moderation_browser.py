@@ -39,15 +39,17 @@ def test_moderator_approves_a_visitors_price_in_the_browser(live_server, setting
                 sent = page.request.post(
                     f"{base}/api/v1/submissions",
                     headers={"Content-Type": "application/json"},
-                    data=json.dumps({
-                        "city": "sao-paulo",
-                        "venue": {"id": world.venue.pk},
-                        "beer": "Original",
-                        "format_code": "garrafa_600",
-                        "price": 8.4,
-                        "nickname": "Visitante",
-                        "turnstile": "token",
-                    }),
+                    data=json.dumps(
+                        {
+                            "city": "sao-paulo",
+                            "venue": {"id": world.venue.pk},
+                            "beer": "Original",
+                            "format_code": "garrafa_600",
+                            "price": 8.4,
+                            "nickname": "Visitante",
+                            "turnstile": "token",
+                        }
+                    ),
                 )
                 assert sent.status == 202 and sent.json() == {"status": "received"}
                 before = page.request.get(f"{base}/api/v1/search?city=sao-paulo&limit=50").json()

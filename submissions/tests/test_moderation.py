@@ -28,8 +28,9 @@ pytestmark = pytest.mark.django_db
 
 HOOD = {
     "type": "Polygon",
-    "coordinates": [[[-46.70, -23.57], [-46.68, -23.57], [-46.68, -23.54], [-46.70, -23.54],
-                     [-46.70, -23.57]]],
+    "coordinates": [
+        [[-46.70, -23.57], [-46.68, -23.57], [-46.68, -23.54], [-46.70, -23.54], [-46.70, -23.57]]
+    ],
 }
 
 
@@ -145,9 +146,13 @@ def test_queue_shows_price_per_litre_and_flags_a_price_far_from_the_median(
 def test_queue_filters_new_bar_owner_kind_and_age(mod, world, api, writes_open):
     listed = submit(api, world)
     new = submit(
-        api, world, venue={"new": {"name": "Bar Novo", "lat": -23.6, "lng": -46.6, "kind": "bar",
-                                   "on_site": True}},
-        is_owner=True, kind="happy_hour",
+        api,
+        world,
+        venue={
+            "new": {"name": "Bar Novo", "lat": -23.6, "lng": -46.6, "kind": "bar", "on_site": True}
+        },
+        is_owner=True,
+        kind="happy_hour",
         schedules=[{"days": [1, 2], "start": "17:00", "end": "19:00"}],
     )
     PriceSubmission.objects.filter(pk=listed.pk).update(
@@ -191,13 +196,24 @@ def test_approve_a_price_for_a_listed_bar(mod, moderator, world, api, writes_ope
     assert "aprovado" in entry.get_change_message()
 
 
-def test_approve_a_new_bar_places_it_in_its_bairro_with_schedules(mod, world, hood, api,
-                                                                 writes_open):
+def test_approve_a_new_bar_places_it_in_its_bairro_with_schedules(
+    mod, world, hood, api, writes_open
+):
     sub = submit(
-        api, world,
-        venue={"new": {"name": "Empório da Vila", "lat": -23.555, "lng": -46.69, "kind": "bar",
-                       "on_site": True, "instagram": "emporio"}},
-        kind="happy_hour", schedules=[{"days": [1, 2, 3], "start": "17:00", "end": "20:00"}],
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Empório da Vila",
+                "lat": -23.555,
+                "lng": -46.69,
+                "kind": "bar",
+                "on_site": True,
+                "instagram": "emporio",
+            }
+        },
+        kind="happy_hour",
+        schedules=[{"days": [1, 2, 3], "start": "17:00", "end": "20:00"}],
         attributes=["musica_ao_vivo"],
     )
     assert decide(mod, sub, decision="approve", venue="new").status_code == 302
@@ -216,9 +232,17 @@ def test_a_new_bar_near_a_listed_one_with_a_similar_name_offers_the_listed_one(
 ):
     # "Bar do Zé" is listed at (-23.55, -46.63); someone sends "Boteco do Ze" 40 m away.
     sub = submit(
-        api, world,
-        venue={"new": {"name": "Boteco do Ze", "lat": -23.5503, "lng": -46.6302, "kind": "boteco",
-                       "on_site": True}},
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Boteco do Ze",
+                "lat": -23.5503,
+                "lng": -46.6302,
+                "kind": "boteco",
+                "on_site": True,
+            }
+        },
     )
     page = mod.get(review_url(sub)).content.decode()
     assert "Já existe um bar parecido" in page and f'value="{world.venue.pk}"' in page
@@ -235,9 +259,17 @@ def test_a_new_bar_near_a_listed_one_with_a_similar_name_offers_the_listed_one(
 
 def test_a_far_away_bar_with_the_same_name_is_not_a_twin(mod, world, api, writes_open):
     sub = submit(
-        api, world,
-        venue={"new": {"name": "Bar do Zé", "lat": -23.60, "lng": -46.70, "kind": "bar",
-                       "on_site": True}},
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Bar do Zé",
+                "lat": -23.60,
+                "lng": -46.70,
+                "kind": "bar",
+                "on_site": True,
+            }
+        },
     )
     decide(mod, sub, decision="approve", venue="new")
     assert Venue.objects.filter(city=world.city, name="Bar do Zé").count() == 2
@@ -307,9 +339,17 @@ def test_bulk_approve_from_the_queue_skips_twins_and_outliers(mod, world, api, w
     plain = submit(api, world, price=10.0)
     outlier = submit(api, world, price=1.0)
     twin = submit(
-        api, world,
-        venue={"new": {"name": "Bar do Ze", "lat": -23.5501, "lng": -46.6301, "kind": "bar",
-                       "on_site": True}},
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Bar do Ze",
+                "lat": -23.5501,
+                "lng": -46.6301,
+                "kind": "bar",
+                "on_site": True,
+            }
+        },
     )
     response = mod.post(
         reverse("admin:submissions_pricesubmission_changelist"),
@@ -401,9 +441,15 @@ def test_city_requests_are_grouped_by_normalised_name_and_activation_tells_every
     assert CityRequest.objects.filter(state=ReviewState.PENDING).count() == 4
 
     Neighbourhood.objects.create(
-        city=world.inactive, slug="centro", name="Centro",
-        boundary={"type": "Polygon", "coordinates": [[[-60.1, -3.2], [-59.9, -3.2], [-59.9, -3.0],
-                                                      [-60.1, -3.0], [-60.1, -3.2]]]},
+        city=world.inactive,
+        slug="centro",
+        name="Centro",
+        boundary={
+            "type": "Polygon",
+            "coordinates": [
+                [[-60.1, -3.2], [-59.9, -3.2], [-59.9, -3.0], [-60.1, -3.0], [-60.1, -3.2]]
+            ],
+        },
     )
     assert "❌" not in mod.get(url).content.decode()
     with django_capture_on_commit_callbacks(execute=True):
@@ -423,8 +469,15 @@ def test_city_requests_are_grouped_by_normalised_name_and_activation_tells_every
 
 
 def owner_message(api, world, topic="removal"):
-    body = {"city": "sao-paulo", "bar": "Bar do Zé", "venue": "bar-do-ze", "topic": topic,
-            "contact": "11 99999-0000", "consent": True, "turnstile": "t"}
+    body = {
+        "city": "sao-paulo",
+        "bar": "Bar do Zé",
+        "venue": "bar-do-ze",
+        "topic": topic,
+        "contact": "11 99999-0000",
+        "consent": True,
+        "turnstile": "t",
+    }
     assert api.post("/api/v1/bar-owners", body).status_code == 202
     return BarOwnerMessage.objects.order_by("-id").first()
 
@@ -501,8 +554,7 @@ def dispute_three_times(api, deal, price=None):
     ("name", "status", "ranked"),
     [("dismiss", DealStatus.PUBLISHED, True), ("uphold", DealStatus.RETIRED, False)],
 )
-def test_disputed_prices_are_put_back_or_hidden(mod, world, api, writes_open, name, status,
-                                                ranked):
+def test_disputed_prices_are_put_back_or_hidden(mod, world, api, writes_open, name, status, ranked):
     dispute_three_times(api, world.deal)
     assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.SUSPENDED
     assert "Bar do Zé" not in [d["venue"] for d in search(Client())]
@@ -564,8 +616,10 @@ def test_an_approved_price_is_in_the_next_export(mod, world, api, writes_open, s
 
 def test_moderator_can_still_record_checks_on_prices(mod, world):
     deal = deal_create(venue=world.venue, format=world.format, price_cents=1000)
-    mod.post(reverse("admin:beers_deal_changelist"),
-             {"action": "record_check", "_selected_action": [deal.pk]})
+    mod.post(
+        reverse("admin:beers_deal_changelist"),
+        {"action": "record_check", "_selected_action": [deal.pk]},
+    )
     assert PriceCheck.objects.filter(deal=deal, source=CheckSource.MODERATOR).exists()
 
 
@@ -615,8 +669,11 @@ def test_the_live_email_goes_through_a_real_smtp_server_once(
     assert rcpt == ["quem@example.org"]
     message = email.message_from_bytes(raw)
     assert message.get_content_type() == "multipart/alternative"
-    parts = {p.get_content_type(): p.get_payload(decode=True).decode() for p in message.walk()
-             if not p.is_multipart()}
+    parts = {
+        p.get_content_type(): p.get_payload(decode=True).decode()
+        for p in message.walk()
+        if not p.is_multipart()
+    }
     assert "R$ 9,90" in parts["text/plain"] and "<strong>R$ 9,90</strong>" in parts["text/html"]
     assert PriceSubmission.objects.get(pk=sub.pk).email is None
     from submissions.tasks import submission_notify_live
@@ -630,8 +687,17 @@ def test_a_moderator_activates_a_city_only_through_its_activation(mod, world):
     page = mod.get(url)
     assert page.status_code == 200
     assert 'name="active"' not in page.content.decode()
-    response = mod.post(url, {"name": "Manaus (AM)", "state": "AM", "timezone": "America/Manaus",
-                              "lat": "-3.1", "lng": "-60.0", "active": "on"})
+    response = mod.post(
+        url,
+        {
+            "name": "Manaus (AM)",
+            "state": "AM",
+            "timezone": "America/Manaus",
+            "lat": "-3.1",
+            "lng": "-60.0",
+            "active": "on",
+        },
+    )
     assert response.status_code == 302  # saved…
     city = type(world.inactive).objects.get(pk=world.inactive.pk)
     assert city.name == "Manaus (AM)" and not city.active  # …but not switched on
