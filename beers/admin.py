@@ -61,6 +61,12 @@ class CityAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
 
+    def get_readonly_fields(self, request, obj=None):
+        # A city goes live through its activation (checklist, and everyone who asked for it
+        # is told), not by ticking a box; only an administrator may switch it by hand.
+        fields = tuple(super().get_readonly_fields(request, obj))
+        return fields if request.user.is_superuser else (*fields, "active")
+
 
 @admin.register(Neighbourhood)
 class NeighbourhoodAdmin(admin.ModelAdmin):

@@ -310,6 +310,13 @@ class Deal(models.Model):
     status = models.CharField(
         max_length=10, choices=DealStatus.choices, default=DealStatus.PUBLISHED
     )
+    credit = models.CharField(
+        _("enviado por"),
+        max_length=40,
+        blank=True,
+        default="",
+        help_text=_("Apelido de quem enviou o preço, creditado no site."),
+    )
 
     class Meta:
         verbose_name = _("preço")

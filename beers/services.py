@@ -3,6 +3,7 @@
 import datetime as dt
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -13,11 +14,14 @@ from .models import (
     CheckSource,
     City,
     Deal,
+    DealStatus,
     Format,
     Neighbourhood,
     PriceCheck,
     Venue,
+    VenueStatus,
 )
+from .text import name_key
 
 
 def neighbourhood_for_point(*, city: City, lat: float, lng: float) -> Neighbourhood | None:
@@ -61,7 +65,7 @@ def deal_create(*, venue: Venue, format: Format, price_cents: int, beer: Beer | 
                 conditions: str = "", valid_from: dt.date | None = None,
                 valid_until: dt.date | None = None, schedules: list[dict] | None = None,
                 verified_at: dt.datetime | None = None, status: str = "published",
-                source: str = CheckSource.SUBMISSION) -> Deal:
+                source: str = CheckSource.SUBMISSION, credit: str = "") -> Deal:
     """Create a price and its first check."""
     verified_at = verified_at or timezone.now()
     if beer is not None and brand is None:
@@ -73,7 +77,7 @@ def deal_create(*, venue: Venue, format: Format, price_cents: int, beer: Beer | 
         service_charge_pct=service_charge_pct, couvert_cents=couvert_cents,
         conditions=conditions, valid_from=valid_from, valid_until=valid_until,
         schedules=schedules or [], verified_at=verified_at, created_at=verified_at,
-        status=status,
+        status=status, credit=credit,
     )
     PriceCheck.objects.create(
         deal=deal, price_cents=price_cents, checked_at=verified_at, source=source
@@ -93,4 +97,54 @@ def deal_record_check(*, deal: Deal, source: str, price_cents: int | None = None
     PriceCheck.objects.create(deal=deal, price_cents=deal.price_cents, checked_at=at,
                               source=source)
     deal.refresh_from_db(fields=["price_per_litre"])
+    return deal
+
+
+def beer_for_name(name: str | None) -> tuple[Beer | None, Brand | None]:
+    """The beer (and its brand) a sender named, creating the beer when it is new.
+
+    A name that is a brand's ("Brahma") gives the brand only; a new beer whose first words
+    name a brand ("Brahma Duplo Malte") is filed under that brand."""
+    if not name or not name.strip():
+        return None, None
+    name = " ".join(name.split())
+    key, slug = name_key(name), slugify(name)[:100].strip("-")
+    beer = Beer.objects.select_related("brand").filter(Q(name__iexact=name) | Q(slug=slug)).first()
+    if beer is not None:
+        return beer, beer.brand
+    for beer in Beer.objects.select_related("brand").filter(name__icontains=name.split()[0]):
+        if name_key(beer.name) == key:
+            return beer, beer.brand
+    brands = list(Brand.objects.all())
+    for brand in brands:
+        if name_key(brand.name) == key or brand.slug == slug:
+            return None, brand
+    brand = None
+    for candidate in sorted(brands, key=lambda b: -len(b.name)):
+        if key.startswith(name_key(candidate.name) + " "):
+            brand = candidate
+            break
+    if not slug:
+        return None, brand
+    beer, _created = Beer.objects.get_or_create(slug=slug, defaults={"name": name, "brand": brand})
+    return beer, beer.brand
+
+
+@transaction.atomic
+def venue_close(*, venue: Venue) -> Venue:
+    """The bar closed: its prices leave the rankings and the datasets (they are kept)."""
+    venue.status = VenueStatus.CLOSED
+    venue.save(update_fields=["status"])
+    return venue
+
+
+@transaction.atomic
+def deal_set_standing(*, deal: Deal, status: str) -> Deal:
+    """Close the disputes of a price: published again (disputes dismissed), or retired
+    (disputes upheld: hidden from rankings and datasets)."""
+    if status not in (DealStatus.PUBLISHED, DealStatus.RETIRED):
+        raise ValueError(f"a reviewed price is published or retired, not {status}")
+    deal.status = status
+    deal.open_disputes = 0
+    deal.save(update_fields=["status", "open_disputes"])
     return deal

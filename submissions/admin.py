@@ -1,23 +1,57 @@
-"""Moderators read the queued writes here (moderation actions are a later issue).
+"""The moderators' review queues (pt-BR, phone-sized): each decision calls a review service.
 
-Read-only: rows change through services, never by editing fields. E-mails and contacts are
-shown only on a row's own page, never in lists.
+Rows are never edited by hand: the change forms stay read-only and decisions go through
+actions or a row's review page, which need the queue's "change" permission (the moderators
+group has it). Every decision is written to Django's admin log (who, when, what). E-mails and
+contacts are shown only on a row's own page, never in lists.
 """
 
-from django.contrib import admin
+import datetime as dt
 
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, F, Q, Window
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+
+from beers import labels
+from beers.admin import brl
+from beers.models import City, Deal, DealStatus
+from beers.selectors.price_index import median_per_litre_by_format
+
+from . import review
 from .models import (
     BarOwnerMessage,
     CityRequest,
     DealConfirmation,
     DealDispute,
+    DisputedDeal,
     MenuPhotoUpload,
     PriceSubmission,
     Report,
+    ReviewState,
+)
+from .services import price_cents
+
+OUTLIER_FACTOR = 3
+REJECT_REASONS = (
+    _("preço improvável ou errado"),
+    _("bar não encontrado"),
+    _("cerveja ou formato não identificado"),
+    _("repetido"),
+    _("spam ou brincadeira"),
 )
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
+    """No adding or editing by hand; decisions need the "change" permission ("review")."""
+
     list_per_page = 50
 
     def has_add_permission(self, request):
@@ -29,26 +63,694 @@ class ReadOnlyAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return request.user.is_superuser
 
+    def has_review_permission(self, request, obj=None) -> bool:
+        opts = self.opts
+        return request.user.has_perm(f"{opts.app_label}.change_{opts.model_name}")
+
+    def _decide(self, request, obj, call, done: str) -> bool:
+        """Run one review service; log the decision or tell the moderator why not."""
+        try:
+            call()
+        except review.ReviewError as exc:
+            self.message_user(request, f"#{obj.pk}: {exc}", messages.ERROR)
+            return False
+        self.log_change(request, obj, done)
+        return True
+
+    def _each(self, request, queryset, service, done: str, **kwargs) -> None:
+        count = sum(
+            self._decide(request, obj, lambda obj=obj: service(obj, **kwargs), done)
+            for obj in queryset
+        )
+        if count:
+            self.message_user(
+                request,
+                ngettext("%(n)d item: %(what)s.", "%(n)d itens: %(what)s.", count)
+                % {"n": count, "what": done},
+                messages.SUCCESS,
+            )
+
+
+# --- prices sent by visitors ------------------------------------------------------------------
+
+
+class KindFilter(admin.SimpleListFilter):
+    title = _("tipo de preço")
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        from beers.models import DealKind
+
+        return DealKind.choices
+
+    def queryset(self, request, queryset):
+        if self.value() == "regular":
+            return queryset.filter(Q(payload__kind="regular") | ~Q(payload__has_key="kind"))
+        if self.value():
+            return queryset.filter(payload__kind=self.value())
+        return queryset
+
+
+class OwnerFilter(admin.SimpleListFilter):
+    title = _("enviado pelo dono do bar")
+    parameter_name = "owner"
+
+    def lookups(self, request, model_admin):
+        return (("yes", _("sim")), ("no", _("não")))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(payload__is_owner=True)
+        if self.value() == "no":
+            return queryset.exclude(payload__is_owner=True)
+        return queryset
+
+
+class NewBarFilter(admin.SimpleListFilter):
+    title = _("bar novo")
+    parameter_name = "new_bar"
+
+    def lookups(self, request, model_admin):
+        return (("yes", _("bar novo")), ("no", _("bar já listado")))
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(payload__venue__has_key="new")
+        if self.value() == "no":
+            return queryset.filter(payload__venue__has_key="id")
+        return queryset
+
+
+class AgeFilter(admin.SimpleListFilter):
+    title = _("idade")
+    parameter_name = "age"
+    AGES = {"1": dt.timedelta(days=1), "7": dt.timedelta(days=7), "30": dt.timedelta(days=30)}
+
+    def lookups(self, request, model_admin):
+        return (
+            ("1", _("últimas 24 h")),
+            ("7", _("últimos 7 dias")),
+            ("30", _("últimos 30 dias")),
+            ("old", _("mais de 30 dias")),
+        )
+
+    def queryset(self, request, queryset):
+        now = timezone.now()
+        if self.value() in self.AGES:
+            return queryset.filter(created_at__gte=now - self.AGES[self.value()])
+        if self.value() == "old":
+            return queryset.filter(created_at__lt=now - self.AGES["30"])
+        return queryset
+
+
+def submission_per_litre(sub: PriceSubmission) -> float | None:
+    """Cents per litre of the sent price (None for open bars), as the generated column does."""
+    payload = sub.payload
+    if payload.get("kind") == "open_bar":
+        return None
+    return price_cents(payload["price"]) * 1000 / (payload.get("units", 1) * sub.format.volume_ml)
+
+
+def median_comparison(per_litre: float | None, median: float | None) -> tuple[str, bool]:
+    """'0,45 × mediana (R$ 20,00/L)' and whether it looks like a typo (< 1/3 or > 3 ×)."""
+    if per_litre is None or not median:
+        return "—", False
+    ratio = per_litre / median
+    text = _("%(ratio)s × a mediana (%(median)s/L)") % {
+        "ratio": f"{ratio:.2f}".replace(".", ","),
+        "median": brl(median),
+    }
+    return text, ratio < 1 / OUTLIER_FACTOR or ratio > OUTLIER_FACTOR
+
 
 @admin.register(PriceSubmission)
 class PriceSubmissionAdmin(ReadOnlyAdmin):
-    list_display = ["id", "city", "venue", "format", "state", "created_at"]
-    list_filter = ["state", "city"]
+    list_display = [
+        "review_link",
+        "created_at",
+        "city",
+        "bar",
+        "beer",
+        "serving",
+        "price",
+        "per_litre",
+        "vs_median",
+        "state",
+    ]
+    list_display_links = None
+    list_filter = ["state", "city", KindFilter, OwnerFilter, NewBarFilter, AgeFilter]
+    list_select_related = ["city", "venue", "format"]
+    ordering = ["-created_at", "-id"]
     exclude = ["email_index", "body_fingerprint", "address_hash"]
+    actions = ["approve"]
+
+    def get_changelist_instance(self, request):
+        changelist = super().get_changelist_instance(request)
+        rows = list(changelist.result_list)
+        medians = median_per_litre_by_format(pairs={(s.city_id, s.format_id) for s in rows})
+        for sub in rows:
+            sub.median_per_litre = medians.get((sub.city_id, sub.format_id))
+        return changelist
+
+    @admin.display(description=_("revisar"), ordering="id")
+    def review_link(self, obj: PriceSubmission):
+        url = reverse("admin:submissions_pricesubmission_review", args=[obj.pk])
+        return format_html('<a href="{}">#{}</a>', url, obj.pk)
+
+    @admin.display(description=_("bar"))
+    def bar(self, obj: PriceSubmission) -> str:
+        new = review.submission_new_venue(obj)
+        if new is not None and obj.venue_id is None:
+            return format_html("{} <strong>({})</strong>", new["name"], _("novo"))
+        return str(obj.venue or "—")
+
+    @admin.display(description=_("cerveja"))
+    def beer(self, obj: PriceSubmission) -> str:
+        return obj.payload.get("beer") or "—"
+
+    @admin.display(description=_("porção"))
+    def serving(self, obj: PriceSubmission) -> str:
+        payload = obj.payload
+        label = labels.serving_label(
+            fmt=obj.format,
+            units=payload.get("units", 1),
+            packaging=payload.get("packaging", "single"),
+            lang="pt-BR",
+        )
+        kind = payload.get("kind", "regular")
+        return label if kind == "regular" else f"{label} · {kind}"
+
+    @admin.display(description=_("preço"))
+    def price(self, obj: PriceSubmission) -> str:
+        return brl(price_cents(obj.payload["price"]))
+
+    @admin.display(description=_("preço por litro"))
+    def per_litre(self, obj: PriceSubmission) -> str:
+        value = submission_per_litre(obj)
+        return f"{brl(value)}/L" if value is not None else "—"
+
+    @admin.display(description=_("comparado à mediana"))
+    def vs_median(self, obj: PriceSubmission):
+        median = getattr(obj, "median_per_litre", None)
+        text, outlier = median_comparison(submission_per_litre(obj), median)
+        if outlier:
+            return format_html('<strong style="color:#b00">⚠ {}</strong>', text)
+        return text
+
+    @admin.action(description=_("Aprovar os envios selecionados"), permissions=["review"])
+    def approve(self, request, queryset):
+        """Bulk approval of the plain cases; a new bar that looks like a listed one, or a price
+        far from the median, is left for its review page."""
+        pending = queryset.filter(state=ReviewState.PENDING).select_related("format")
+        medians = median_per_litre_by_format(pairs={(s.city_id, s.format_id) for s in pending})
+        approvable = []
+        for sub in pending:
+            _text, outlier = median_comparison(
+                submission_per_litre(sub), medians.get((sub.city_id, sub.format_id))
+            )
+            if outlier:
+                self.message_user(
+                    request,
+                    _("#%(id)d: preço muito longe da mediana; revise na página do envio.")
+                    % {"id": sub.pk},
+                    messages.WARNING,
+                )
+            else:
+                approvable.append(sub)
+        self._each(
+            request,
+            approvable,
+            lambda sub: review.submission_approve(submission_id=sub.pk),
+            str(_("aprovado")),
+        )
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:pk>/review/",
+                self.admin_site.admin_view(self.review_view),
+                name="submissions_pricesubmission_review",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _next_pending(self, after: PriceSubmission) -> str:
+        nxt = (
+            PriceSubmission.objects.filter(state=ReviewState.PENDING)
+            .exclude(pk=after.pk)
+            .order_by("-created_at", "-id")
+            .first()
+        )
+        if nxt is None:
+            return reverse("admin:submissions_pricesubmission_changelist")
+        return reverse("admin:submissions_pricesubmission_review", args=[nxt.pk])
+
+    def review_view(self, request, pk: int):
+        """One submission, what it would become, and the three decisions."""
+        if not self.has_review_permission(request):
+            raise PermissionDenied
+        sub = get_object_or_404(
+            PriceSubmission.objects.select_related("city", "venue", "format"), pk=pk
+        )
+        if request.method == "POST" and sub.state == ReviewState.PENDING:
+            done = self._review_post(request, sub)
+            if done:
+                return HttpResponseRedirect(self._next_pending(sub))
+            return HttpResponseRedirect(request.path)
+        medians = median_per_litre_by_format(pairs={(sub.city_id, sub.format_id)})
+        per_litre = submission_per_litre(sub)
+        comparison, outlier = median_comparison(
+            per_litre, medians.get((sub.city_id, sub.format_id))
+        )
+        pending = sub.state == ReviewState.PENDING
+        candidates = review.submission_merge_candidates(sub) if pending else []
+        for deal in candidates:
+            deal.price_text = brl(deal.price_cents)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": _("Revisar envio #%(id)d") % {"id": sub.pk},
+            "sub": sub,
+            "pending": pending,
+            "new_venue": review.submission_new_venue(sub),
+            "twins": review.submission_twins(sub) if pending else [],
+            "candidates": candidates,
+            "bar": self.bar(sub),
+            "beer": self.beer(sub),
+            "serving": self.serving(sub),
+            "price": self.price(sub),
+            "per_litre": self.per_litre(sub),
+            "comparison": comparison,
+            "outlier": outlier,
+            "reasons": REJECT_REASONS,
+            "schedules": labels.schedule_text(sub.payload.get("schedules") or [], "pt-BR"),
+        }
+        return TemplateResponse(request, "admin/submissions/review_submission.html", context)
+
+    def _review_post(self, request, sub: PriceSubmission) -> bool:
+        decision = request.POST.get("decision")
+        if decision == "approve":
+            choice = request.POST.get("venue", "")
+            medians = median_per_litre_by_format(pairs={(sub.city_id, sub.format_id)})
+            _text, outlier = median_comparison(
+                submission_per_litre(sub), medians.get((sub.city_id, sub.format_id))
+            )
+            if outlier and not request.POST.get("confirm_outlier"):
+                self.message_user(
+                    request,
+                    _("O preço está muito longe da mediana: marque que conferiu antes de aprovar."),
+                    messages.ERROR,
+                )
+                return False
+            kwargs = {"create_venue": choice == "new"}
+            if choice.isdigit():
+                kwargs["venue_id"] = int(choice)
+            try:
+                deal = review.submission_approve(submission_id=sub.pk, **kwargs)
+            except review.TwinsFound as exc:
+                self.message_user(request, str(exc), messages.WARNING)
+                return False
+            except review.ReviewError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+                return False
+            self.log_change(request, sub, f"aprovado: preço #{deal.pk} em {deal.venue.name}")
+            self.message_user(request, _("Envio #%(id)d aprovado.") % {"id": sub.pk})
+            return True
+        if decision == "reject":
+            reason = (request.POST.get("reason_text") or request.POST.get("reason") or "").strip()
+            call = lambda: review.submission_reject(submission_id=sub.pk, reason=reason)  # noqa: E731
+            done = f"recusado: {reason}"
+        elif decision == "merge":
+            deal_id = request.POST.get("deal", "")
+            if not deal_id.isdigit():
+                self.message_user(request, _("Escolha o preço a atualizar."), messages.ERROR)
+                return False
+            call = lambda: review.submission_merge(submission_id=sub.pk, deal_id=int(deal_id))  # noqa: E731
+            done = f"mesclado no preço #{deal_id}"
+        else:
+            self.message_user(request, _("Escolha uma decisão."), messages.ERROR)
+            return False
+        if self._decide(request, sub, call, done):
+            self.message_user(request, _("Envio #%(id)d: %(done)s.") % {"id": sub.pk, "done": done})
+            return True
+        return False
+
+
+# --- city requests ----------------------------------------------------------------------------
 
 
 @admin.register(CityRequest)
 class CityRequestAdmin(ReadOnlyAdmin):
-    list_display = ["id", "city", "state_name", "state", "created_at"]
+    list_display = ["city", "state_name", "asks", "state", "created_at", "activate_link"]
+    list_display_links = ["city"]
     list_filter = ["state"]
+    search_fields = ["city", "city_key"]
     exclude = ["email_index", "body_fingerprint", "address_hash"]
+    actions = ["reject_as_unwanted"]
+
+    def get_queryset(self, request):
+        # Requests for the same city, however written, sit together with their count.
+        return (
+            self.model._default_manager.get_queryset()
+            .annotate(asks=Window(Count("id"), partition_by=[F("city_key")]))
+            .order_by(*self.get_ordering(request))
+        )
+
+    def get_ordering(self, request):
+        return ["-asks", "city_key", "-created_at"]
+
+    @admin.display(description=_("pedidos (mesma cidade)"))
+    def asks(self, obj: CityRequest) -> int:
+        return obj.asks
+
+    @admin.display(description=_("ativar"))
+    def activate_link(self, obj: CityRequest):
+        if obj.state != ReviewState.PENDING:
+            return "—"
+        url = reverse("admin:submissions_cityrequest_activate", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, _("ativar cidade…"))
+
+    @admin.action(description=_("Recusar (cidade fora dos planos)"), permissions=["review"])
+    def reject_as_unwanted(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda req: review.city_request_reject(
+                request_id=req.pk, reason="cidade fora dos planos"
+            ),
+            str(_("recusado")),
+        )
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:pk>/activate/",
+                self.admin_site.admin_view(self.activate_view),
+                name="submissions_cityrequest_activate",
+            ),
+            *super().get_urls(),
+        ]
+
+    def activate_view(self, request, pk: int):
+        """Choose the city (created beforehand with its zone, centre and bairros), see the
+        checklist, activate: everyone who asked is told."""
+        if not self.has_review_permission(request):
+            raise PermissionDenied
+        ask = get_object_or_404(CityRequest, pk=pk)
+        if request.method == "POST":
+            city_id = request.POST.get("city", "")
+            if city_id.isdigit():
+                try:
+                    count = review.city_activate(city_id=int(city_id), request_id=ask.pk)
+                except review.ReviewError as exc:
+                    self.message_user(request, str(exc), messages.ERROR)
+                    return HttpResponseRedirect(f"{request.path}?city={city_id}")
+                self.log_change(request, ask, f"cidade ativada: {city_id} ({count} pedidos)")
+                self.message_user(
+                    request,
+                    ngettext(
+                        "Cidade ativada; %(n)d pedido respondido.",
+                        "Cidade ativada; %(n)d pedidos respondidos.",
+                        count,
+                    )
+                    % {"n": count},
+                )
+                return HttpResponseRedirect(reverse("admin:submissions_cityrequest_changelist"))
+            self.message_user(request, _("Escolha a cidade."), messages.ERROR)
+        from beers.text import name_key
+
+        cities = list(City.objects.order_by("active", "name"))
+        chosen = None
+        wanted = request.GET.get("city", "")
+        for city in cities:
+            if (wanted.isdigit() and city.pk == int(wanted)) or (
+                not wanted and name_key(city.name) == ask.city_key
+            ):
+                chosen = city
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": _("Ativar cidade: %(city)s") % {"city": ask.city},
+            "ask": ask,
+            "asks": CityRequest.objects.filter(
+                city_key=ask.city_key, state=ReviewState.PENDING
+            ).count(),
+            "cities": cities,
+            "chosen": chosen,
+            "checklist": review.city_activation_checklist(chosen) if chosen else [],
+            "ready": chosen is not None
+            and all(ok for _l, ok in review.city_activation_checklist(chosen)),
+        }
+        return TemplateResponse(request, "admin/submissions/activate_city.html", context)
+
+
+# --- bar owners, reports, disputes ------------------------------------------------------------
 
 
 @admin.register(BarOwnerMessage)
 class BarOwnerMessageAdmin(ReadOnlyAdmin):
-    list_display = ["id", "city", "bar", "topic", "state", "created_at"]
+    list_display = ["id", "city", "bar", "venue", "topic", "message_start", "state", "created_at"]
     list_filter = ["state", "topic", "city"]
+    list_select_related = ["city", "venue"]
     exclude = ["contact_index", "body_fingerprint", "address_hash"]
+    actions = ["resolve", "close_venue"]
+
+    @admin.display(description=_("mensagem"))
+    def message_start(self, obj: BarOwnerMessage) -> str:
+        return obj.message[:80]
+
+    @admin.action(description=_("Marcar como resolvida"), permissions=["review"])
+    def resolve(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda m: review.bar_owner_message_resolve(message_id=m.pk),
+            str(_("resolvido")),
+        )
+
+    @admin.action(
+        description=_("O bar fechou: tirar seus preços do ranking"), permissions=["review"]
+    )
+    def close_venue(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda m: review.bar_owner_message_close_venue(message_id=m.pk),
+            str(_("bar marcado como fechado")),
+        )
+
+
+@admin.register(Report)
+class ReportAdmin(ReadOnlyAdmin):
+    list_display = [
+        "id",
+        "reason",
+        "deal",
+        "venue",
+        "message_start",
+        "state",
+        "created_at",
+        "correct_link",
+    ]
+    list_filter = ["state", "reason"]
+    list_select_related = ["deal__venue", "deal__format", "venue"]
+    exclude = ["body_fingerprint", "address_hash"]
+    actions = ["resolve", "dismiss", "close_venue", "hide_deal"]
+
+    @admin.display(description=_("mensagem"))
+    def message_start(self, obj: Report) -> str:
+        return obj.message[:80]
+
+    @admin.display(description=_("corrigir"))
+    def correct_link(self, obj: Report):
+        if obj.deal_id is None or obj.state != ReviewState.PENDING:
+            return "—"
+        url = reverse("admin:submissions_disputeddeal_correct", args=[obj.deal_id])
+        return format_html('<a href="{}?report={}">{}</a>', url, obj.pk, _("corrigir preço…"))
+
+    @admin.action(description=_("Resolvido (nada a mudar ou já corrigido)"), permissions=["review"])
+    def resolve(self, request, queryset):
+        self._each(
+            request, queryset, lambda r: review.report_resolve(report_id=r.pk), str(_("resolvido"))
+        )
+
+    @admin.action(description=_("Descartar (relato sem fundamento)"), permissions=["review"])
+    def dismiss(self, request, queryset):
+        self._each(
+            request, queryset, lambda r: review.report_dismiss(report_id=r.pk), str(_("descartado"))
+        )
+
+    @admin.action(
+        description=_("O bar fechou: tirar seus preços do ranking"), permissions=["review"]
+    )
+    def close_venue(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda r: review.report_close_venue(report_id=r.pk),
+            str(_("bar marcado como fechado")),
+        )
+
+    @admin.action(description=_("Retirar o preço relatado"), permissions=["review"])
+    def hide_deal(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda r: review.report_hide_deal(report_id=r.pk),
+            str(_("preço retirado")),
+        )
+
+
+class DisputeInline(admin.TabularInline):
+    model = DealDispute
+    fk_name = "deal"
+    fields = ("day", "suggested", "state", "created_at")
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+
+    @admin.display(description=_("preço sugerido"))
+    def suggested(self, obj: DealDispute) -> str:
+        return brl(obj.price_cents) if obj.price_cents else "—"
+
+
+@admin.register(DisputedDeal)
+class DisputedDealAdmin(ReadOnlyAdmin):
+    """Prices with open disputes (disputed: still ranked; suspended: out until decided)."""
+
+    list_display = [
+        "id",
+        "venue",
+        "city",
+        "format",
+        "price",
+        "per_litre",
+        "suggested",
+        "status",
+        "open_disputes",
+        "verified_at",
+        "correct_link",
+    ]
+    list_filter = ["status", "city"]
+    list_select_related = ["venue", "city", "format"]
+    fields = [
+        "venue",
+        "city",
+        "format",
+        "units",
+        "packaging",
+        "kind",
+        "price_cents",
+        "status",
+        "open_disputes",
+        "verified_at",
+    ]
+    inlines = [DisputeInline]
+    actions = ["dismiss", "uphold"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .filter(
+                Q(status__in=[DealStatus.DISPUTED, DealStatus.SUSPENDED]) | Q(open_disputes__gt=0)
+            )
+            .exclude(status=DealStatus.RETIRED)
+        )
+
+    @admin.display(description=_("preço"), ordering="price_cents")
+    def price(self, obj: Deal) -> str:
+        return brl(obj.price_cents)
+
+    @admin.display(description=_("preço por litro"), ordering="price_per_litre")
+    def per_litre(self, obj: Deal) -> str:
+        return f"{brl(obj.price_per_litre)}/L" if obj.price_per_litre is not None else "—"
+
+    @admin.display(description=_("sugerido nas contestações"))
+    def suggested(self, obj: Deal) -> str:
+        prices = DealDispute.objects.filter(
+            deal_id=obj.pk, state=ReviewState.PENDING, price_cents__isnull=False
+        ).values_list("price_cents", flat=True)
+        return ", ".join(brl(p) for p in prices) or "—"
+
+    @admin.display(description=_("corrigir"))
+    def correct_link(self, obj: Deal):
+        url = reverse("admin:submissions_disputeddeal_correct", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, _("corrigir preço…"))
+
+    @admin.action(
+        description=_("Descartar as contestações: o preço volta ao ranking"), permissions=["review"]
+    )
+    def dismiss(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda d: review.deal_disputes_dismiss(deal_id=d.pk),
+            str(_("contestações descartadas")),
+        )
+
+    @admin.action(
+        description=_("Aceitar as contestações: esconder o preço"), permissions=["review"]
+    )
+    def uphold(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda d: review.deal_disputes_uphold(deal_id=d.pk),
+            str(_("contestações aceitas, preço retirado")),
+        )
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:pk>/correct/",
+                self.admin_site.admin_view(self.correct_view),
+                name="submissions_disputeddeal_correct",
+            ),
+            *super().get_urls(),
+        ]
+
+    def correct_view(self, request, pk: int):
+        """Set a price's right amount (from a dispute or a report): a moderator check."""
+        if not self.has_review_permission(request):
+            raise PermissionDenied
+        deal = get_object_or_404(
+            Deal.objects.select_related("venue", "format", "city").exclude(
+                status=DealStatus.RETIRED
+            ),
+            pk=pk,
+        )
+        report_id = request.GET.get("report") or request.POST.get("report") or ""
+        if request.method == "POST":
+            raw = (request.POST.get("price") or "").replace(",", ".").strip()
+            try:
+                cents = price_cents(float(raw))
+            except ValueError:
+                self.message_user(request, _("Preço inválido."), messages.ERROR)
+                return HttpResponseRedirect(request.get_full_path())
+            try:
+                review.deal_correct(
+                    deal_id=deal.pk,
+                    price_cents=cents,
+                    report_id=int(report_id) if report_id.isdigit() else None,
+                )
+            except review.ReviewError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+                return HttpResponseRedirect(request.get_full_path())
+            self.log_change(request, deal, f"preço corrigido para {brl(cents)}")
+            self.message_user(request, _("Preço corrigido: %(p)s.") % {"p": brl(cents)})
+            return HttpResponseRedirect(reverse("admin:submissions_disputeddeal_changelist"))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": _("Corrigir preço #%(id)d") % {"id": deal.pk},
+            "deal": deal,
+            "price": brl(deal.price_cents),
+            "report_id": report_id,
+            "suggested": self.suggested(deal),
+        }
+        return TemplateResponse(request, "admin/submissions/correct_deal.html", context)
 
 
 @admin.register(MenuPhotoUpload)
@@ -69,10 +771,3 @@ class DealDisputeAdmin(ReadOnlyAdmin):
     list_display = ["id", "deal", "day", "price_cents", "state", "created_at"]
     list_filter = ["state"]
     exclude = ["address_hash"]
-
-
-@admin.register(Report)
-class ReportAdmin(ReadOnlyAdmin):
-    list_display = ["id", "reason", "deal", "venue", "state", "created_at"]
-    list_filter = ["state", "reason"]
-    exclude = ["body_fingerprint", "address_hash"]

@@ -24,6 +24,7 @@ class ReviewState(models.TextChoices):
     APPROVED = "approved", _("aprovado")
     REJECTED = "rejected", _("rejeitado")
     MERGED = "merged", _("mesclado")
+    RESOLVED = "resolved", _("resolvido")
 
 
 class QueuedWrite(models.Model):
@@ -36,6 +37,9 @@ class QueuedWrite(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     reviewed_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.CharField(
+        _("motivo / nota da decisão"), max_length=280, blank=True, default=""
+    )
 
     class Meta:
         abstract = True
@@ -69,6 +73,14 @@ class PriceSubmission(QueuedWrite):
     payload = models.JSONField(_("envio"), help_text=_("O corpo validado, sem dados pessoais."))
     email = EncryptedTextField(null=True, blank=True)
     email_index = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    deal = models.ForeignKey(
+        Deal,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text=_("O preço criado (aprovado) ou atualizado (mesclado) por este envio."),
+    )
 
     class Meta(QueuedWrite.Meta):
         verbose_name = _("envio de preço")
@@ -80,6 +92,14 @@ class PriceSubmission(QueuedWrite):
 
 class CityRequest(QueuedWrite):
     city = models.CharField(_("cidade"), max_length=80)
+    city_key = models.CharField(
+        _("cidade (normalizada)"),
+        max_length=80,
+        blank=True,
+        default="",
+        db_index=True,
+        help_text=_("Sem acentos, minúsculas, espaços simples: agrupa os pedidos."),
+    )
     state_name = models.CharField(_("estado (UF)"), max_length=40, blank=True, default="")
     email = EncryptedTextField(null=True, blank=True)
     email_index = models.CharField(max_length=64, blank=True, default="", db_index=True)
@@ -277,3 +297,12 @@ class Report(QueuedWrite):
 
     def __str__(self) -> str:
         return f"{self.reason} ({self.state})"
+
+
+class DisputedDeal(Deal):
+    """The beers price seen as a moderation queue: prices with disputes to decide."""
+
+    class Meta:
+        proxy = True
+        verbose_name = _("preço contestado")
+        verbose_name_plural = _("preços contestados")

@@ -18,6 +18,7 @@ from beers.crypto import blind_index
 from beers.errors import Issue, not_found, unprocessable
 from beers.models import RANKED_STATUSES, CheckSource, City, Deal, DealStatus, Format, Venue
 from beers.services import deal_record_check
+from beers.text import name_key
 
 from .models import (
     BarOwnerMessage,
@@ -141,6 +142,7 @@ def city_request_create(*, address_hash: str, body: dict, data: dict) -> str:
         address_hash=address_hash,
         body_fingerprint=body_fingerprint(body),
         city=data["city"],
+        city_key=name_key(data["city"])[:80],
         state_name=data.get("state", ""),
         email=email,
         email_index=blind_index(email) if email else "",

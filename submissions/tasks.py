@@ -4,7 +4,7 @@ import logging
 
 from celery import shared_task
 
-from . import services
+from . import review, services
 
 logger = logging.getLogger(__name__)
 
@@ -24,3 +24,15 @@ def contacts_purge() -> dict[str, int]:
     counts = services.contacts_purge()
     logger.info("contacts_purge: %s", counts)
     return counts
+
+
+@shared_task(autoretry_for=(review.NotificationNotSent,), retry_backoff=True, max_retries=8)
+def submission_notify_live(submission_id: int) -> bool:
+    """Tell the sender their price is live, then delete their e-mail (sent once)."""
+    return review.submission_notify_live(submission_id=submission_id)
+
+
+@shared_task(autoretry_for=(review.NotificationNotSent,), retry_backoff=True, max_retries=8)
+def city_request_notify_live(request_id: int, city_id: int) -> bool:
+    """Tell who asked for a city that it is live, then delete their e-mail (sent once)."""
+    return review.city_request_notify_live(request_id=request_id, city_id=city_id)

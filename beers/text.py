@@ -1,0 +1,14 @@
+"""Comparing names as people write them: accents, case and spacing do not count."""
+
+import re
+import unicodedata
+
+_NOT_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def name_key(text: str) -> str:
+    """'  São   Paulo ' and 'sao paulo' give the same key: no accents, lowercase, one space
+    between words, no punctuation."""
+    decomposed = unicodedata.normalize("NFKD", text or "")
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c)).lower()
+    return _NOT_WORD.sub(" ", plain).strip()

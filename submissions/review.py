@@ -1,0 +1,537 @@
+"""Review services: what each moderator decision does to the queued writes and to the prices.
+
+The admin (submissions/admin.py) only collects the decision and calls one of these. Each runs
+in one transaction with the queued row locked (a decision is taken once, even when two
+moderators press the button together), asks for a fresh dataset export after the commit, and
+enqueues the e-mails that tell senders their price or city is live. The e-mail address is
+deleted by the same transaction that sends it (``*_notify_live``), or at once when there is
+nothing to tell (rejection).
+"""
+
+import datetime as dt
+import logging
+import zoneinfo
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.mail import EmailMultiAlternatives
+from django.db import transaction
+from django.template.loader import render_to_string
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
+
+from beers.models import CheckSource, City, Deal, DealStatus, Neighbourhood, Venue, VenueStatus
+from beers.selectors.twins import venue_find_twins
+from beers.services import (
+    beer_for_name,
+    deal_create,
+    deal_record_check,
+    deal_set_standing,
+    venue_close,
+    venue_create,
+)
+from datasets.services import datasets_schedule_export
+
+from .models import (
+    BarOwnerMessage,
+    CityRequest,
+    DealDispute,
+    PriceSubmission,
+    Report,
+    ReviewState,
+)
+from .services import price_cents
+
+logger = logging.getLogger(__name__)
+
+# Where Brazil's cities can be: a centre outside this box is a typo (or 0, 0).
+BRAZIL_LAT = (-34.0, 5.5)
+BRAZIL_LNG = (-74.5, -28.5)
+
+
+class ReviewError(Exception):
+    """A decision that cannot be taken as asked; the message is for the moderator."""
+
+
+class TwinsFound(ReviewError):
+    """The new bar of a submission looks like bars already listed: choose one, or say it is
+    really a new bar."""
+
+    def __init__(self, twins: list[Venue]):
+        self.twins = twins
+        super().__init__(
+            _(
+                "Já existe um bar parecido perto deste ponto: escolha o bar existente ou confirme "
+                "que é um bar novo."
+            )
+        )
+
+
+class NotificationNotSent(Exception):
+    """The e-mail could not be sent; the address is kept for the retry. Never names it."""
+
+
+def _lock_pending(model, pk: int):
+    row = model.objects.select_for_update().filter(pk=pk).first()
+    if row is None:
+        raise ReviewError(_("Item não encontrado."))
+    if row.state != ReviewState.PENDING:
+        raise ReviewError(
+            _("Este item já foi decidido (%(state)s).") % {"state": row.get_state_display()}
+        )
+    return row
+
+
+def _decide(row, state: str, note: str = "", **fields) -> None:
+    row.state = state
+    row.reviewed_at = timezone.now()
+    row.decision_note = (note or "")[:280]
+    for name, value in fields.items():
+        setattr(row, name, value)
+    row.save()
+
+
+def _cents_or_none(value) -> int | None:
+    if value is None:
+        return None
+    return 0 if value == 0 else price_cents(value)
+
+
+def _date_or_none(value: str | None) -> dt.date | None:
+    return dt.date.fromisoformat(value) if value else None
+
+
+def _verified_at(city: City, payload: dict) -> dt.datetime:
+    """When the price was seen: midday (city time) of `observed_on`, never in the future."""
+    now = timezone.now()
+    observed = _date_or_none(payload.get("observed_on"))
+    if observed is None:
+        return now
+    seen = dt.datetime.combine(observed, dt.time(12), tzinfo=zoneinfo.ZoneInfo(city.timezone))
+    return min(seen, now)
+
+
+# --- prices sent by visitors ------------------------------------------------------------------
+
+
+def submission_new_venue(submission: PriceSubmission) -> dict | None:
+    """The new bar a submission proposes (NewVenue), or None when it names a listed bar."""
+    return submission.payload.get("venue", {}).get("new")
+
+
+def submission_twins(submission: PriceSubmission) -> list[Venue]:
+    """Listed bars that look like the submission's new bar (empty for a listed bar)."""
+    new = submission_new_venue(submission)
+    if new is None:
+        return []
+    return venue_find_twins(city=submission.city, name=new["name"], lat=new["lat"], lng=new["lng"])
+
+
+def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
+    """Prices this submission may update: same city and format, at its bar (or at a bar that
+    looks like its new one), not retired. Cheapest per litre first."""
+    if submission.venue_id is not None:
+        venue_ids = [submission.venue_id]
+    else:
+        venue_ids = [v.pk for v in submission_twins(submission)]
+    return list(
+        Deal.objects.filter(
+            venue_id__in=venue_ids, format_id=submission.format_id, city_id=submission.city_id
+        )
+        .exclude(status=DealStatus.RETIRED)
+        .select_related("venue", "beer", "brand", "format")
+        .order_by("price_per_litre", "price_cents", "id")
+    )
+
+
+def _venue_for(submission: PriceSubmission, venue_id: int | None, create_venue: bool) -> Venue:
+    payload = submission.payload
+    if venue_id is not None:
+        venue = Venue.objects.filter(pk=venue_id, city_id=submission.city_id).first()
+        if venue is None:
+            raise ReviewError(_("Esse bar não existe nesta cidade."))
+    elif submission.venue_id is not None:
+        venue = submission.venue
+    elif submission_new_venue(submission) is None:
+        raise ReviewError(_("O bar deste envio não existe mais; escolha um bar."))
+    else:
+        new = submission_new_venue(submission)
+        if not create_venue:
+            twins = submission_twins(submission)
+            if twins:
+                raise TwinsFound(twins)
+        try:
+            return venue_create(
+                city=submission.city,
+                name=new["name"],
+                lat=new["lat"],
+                lng=new["lng"],
+                kind=new["kind"],
+                on_site=new["on_site"],
+                address=new.get("address", ""),
+                instagram=new.get("instagram", ""),
+                opening_hours=new.get("opening_hours", ""),
+                attributes=payload.get("attributes") or [],
+            )
+        except ValidationError as exc:
+            raise ReviewError(_("Bar inválido: %(errors)s") % {"errors": exc.messages}) from exc
+    if venue.status != VenueStatus.OPEN:
+        raise ReviewError(_("Esse bar está marcado como fechado: reabra o bar antes."))
+    return venue
+
+
+def _notify_submission_later(submission: PriceSubmission) -> None:
+    if submission.email:
+        from .tasks import submission_notify_live
+
+        pk = submission.pk
+        transaction.on_commit(lambda: submission_notify_live.delay(pk), robust=True)
+
+
+@transaction.atomic
+def submission_approve(
+    *, submission_id: int, venue_id: int | None = None, create_venue: bool = False
+) -> Deal:
+    """The price goes live: its bar (listed, chosen, or created and placed in its bairro), its
+    beer or brand, the price with its schedules and a first check; the sender's nickname is
+    credited. A new bar that looks like a listed one raises TwinsFound unless the moderator
+    chose a bar (`venue_id`) or confirmed a new one (`create_venue`)."""
+    submission = _lock_pending(PriceSubmission, submission_id)
+    payload = submission.payload
+    venue = _venue_for(submission, venue_id, create_venue)
+    beer, brand = beer_for_name(payload.get("beer"))
+    deal = deal_create(
+        venue=venue,
+        format=submission.format,
+        price_cents=price_cents(payload["price"]),
+        beer=beer,
+        brand=brand,
+        units=payload.get("units", 1),
+        packaging=payload.get("packaging", "single"),
+        kind=payload.get("kind", "regular"),
+        open_bar_minutes=payload.get("open_bar_minutes"),
+        service_charge_pct=payload.get("service_charge_pct"),
+        couvert_cents=_cents_or_none(payload.get("couvert")),
+        conditions=payload.get("conditions", ""),
+        valid_from=_date_or_none(payload.get("valid_from")),
+        valid_until=_date_or_none(payload.get("valid_until")),
+        schedules=payload.get("schedules") or [],
+        verified_at=_verified_at(submission.city, payload),
+        source=CheckSource.SUBMISSION,
+        credit=payload.get("nickname", ""),
+    )
+    _decide(submission, ReviewState.APPROVED, deal=deal, venue=venue)
+    _notify_submission_later(submission)
+    datasets_schedule_export()
+    return deal
+
+
+@transaction.atomic
+def submission_reject(*, submission_id: int, reason: str) -> None:
+    """Refused, with the reason; the e-mail is deleted (there will be nothing to tell)."""
+    if not reason.strip():
+        raise ReviewError(_("Diga o motivo da recusa."))
+    submission = _lock_pending(PriceSubmission, submission_id)
+    _decide(submission, ReviewState.REJECTED, reason, email=None, email_index="")
+
+
+MERGED_FIELDS = (
+    "units",
+    "packaging",
+    "kind",
+    "open_bar_minutes",
+    "service_charge_pct",
+    "conditions",
+    "schedules",
+)
+
+
+@transaction.atomic
+def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
+    """The submission is news of a price already listed: that price takes the sent amount and
+    details and counts a check (verified now)."""
+    submission = _lock_pending(PriceSubmission, submission_id)
+    deal = Deal.objects.select_for_update().filter(pk=deal_id).first()
+    if deal is None or deal.status == DealStatus.RETIRED:
+        raise ReviewError(_("Preço não encontrado."))
+    if deal.city_id != submission.city_id or deal.format_id != submission.format_id:
+        raise ReviewError(_("Só dá para mesclar com um preço da mesma cidade e formato."))
+    if submission.venue_id is not None and deal.venue_id != submission.venue_id:
+        raise ReviewError(_("Só dá para mesclar com um preço do mesmo bar."))
+    payload = submission.payload
+    changed = [name for name in MERGED_FIELDS if name in payload]
+    for name in changed:
+        setattr(deal, name, payload[name])
+    for name, value in (
+        ("couvert_cents", _cents_or_none(payload.get("couvert"))),
+        ("valid_from", _date_or_none(payload.get("valid_from"))),
+        ("valid_until", _date_or_none(payload.get("valid_until"))),
+    ):
+        if value is not None:
+            setattr(deal, name, value)
+            changed.append(name)
+    if payload.get("nickname"):
+        deal.credit = payload["nickname"]
+        changed.append("credit")
+    if changed:
+        deal.save(update_fields=changed)
+    deal_record_check(
+        deal=deal,
+        source=CheckSource.SUBMISSION,
+        price_cents=price_cents(payload["price"]),
+        at=_verified_at(submission.city, payload),
+    )
+    _decide(submission, ReviewState.MERGED, deal=deal)
+    _notify_submission_later(submission)
+    datasets_schedule_export()
+    return deal
+
+
+def _send(*, to: str, template: str, context: dict) -> None:
+    """One pt-BR e-mail, plain text and HTML, through Django's e-mail backend."""
+    with translation.override("pt-br"):
+        context = {"site_name": settings.SITE_NAME, "site_url": settings.SITE_URL, **context}
+        subject = render_to_string(f"submissions/email/{template}_subject.txt", context).strip()
+        text = render_to_string(f"submissions/email/{template}_body.txt", context)
+        html = render_to_string(f"submissions/email/{template}_body.html", context)
+    message = EmailMultiAlternatives(subject, text, settings.DEFAULT_FROM_EMAIL, [to])
+    message.attach_alternative(html, "text/html")
+    message.send()
+
+
+def submission_notify_live(*, submission_id: int) -> bool:
+    """Tell the sender the price is live, then delete the e-mail. The row stays locked while
+    the message goes out, and the address is deleted in the same transaction, so concurrent or
+    repeated tasks send once; a failed send keeps the address for the retry."""
+    with transaction.atomic():
+        submission = (
+            PriceSubmission.objects.select_for_update()
+            .filter(pk=submission_id, state__in=[ReviewState.APPROVED, ReviewState.MERGED])
+            .first()
+        )
+        if submission is None or not submission.email or submission.deal_id is None:
+            return False
+        deal = Deal.objects.select_related("venue", "city", "format", "beer", "brand").get(
+            pk=submission.deal_id
+        )
+        venue = deal.venue
+        try:
+            _send(
+                to=submission.email,
+                template="price_live",
+                context={
+                    "deal": deal,
+                    "venue": venue,
+                    "city": deal.city,
+                    "price": f"{deal.price_cents / 100:.2f}".replace(".", ","),
+                    "url": f"{settings.SITE_URL}/{deal.city.slug}/{venue.slug}",
+                    "nickname": deal.credit,
+                },
+            )
+        except Exception as exc:
+            # Mail errors may quote the recipient: the log names only the row.
+            raise NotificationNotSent(f"submission {submission_id}: {type(exc).__name__}") from None
+        submission.email = None
+        submission.email_index = ""
+        submission.save(update_fields=["email", "email_index"])
+    return True
+
+
+# --- cities -----------------------------------------------------------------------------------
+
+
+def city_activation_checklist(city: City) -> list[tuple[str, bool]]:
+    """What a city needs before it goes live: its time zone, its centre, its bairros."""
+    centre_ok = (
+        BRAZIL_LAT[0] <= city.lat <= BRAZIL_LAT[1] and BRAZIL_LNG[0] <= city.lng <= BRAZIL_LNG[1]
+    )
+    hoods = Neighbourhood.objects.filter(city=city).exclude(boundary=None).count()
+    return [
+        (
+            _("fuso horário (%(tz)s)") % {"tz": city.timezone},
+            city.timezone in zoneinfo.available_timezones(),
+        ),
+        (_("centro no Brasil (%(lat)s, %(lng)s)") % {"lat": city.lat, "lng": city.lng}, centre_ok),
+        (_("bairros com limite (%(n)d)") % {"n": hoods}, hoods > 0),
+    ]
+
+
+@transaction.atomic
+def city_activate(*, city_id: int, request_id: int) -> int:
+    """Put the city live and answer every pending request for the same (normalised) city
+    name: each is approved and its sender told by e-mail. Refused until the checklist passes.
+    Returns the number of requests answered."""
+    city = City.objects.select_for_update().filter(pk=city_id).first()
+    request = CityRequest.objects.filter(pk=request_id).first()
+    if city is None or request is None:
+        raise ReviewError(_("Cidade ou pedido não encontrado."))
+    missing = [label for label, ok in city_activation_checklist(city) if not ok]
+    if missing:
+        raise ReviewError(
+            _("A cidade ainda não está pronta: %(missing)s.") % {"missing": "; ".join(missing)}
+        )
+    if not city.active:
+        city.active = True
+        city.save(update_fields=["active"])
+    asks = list(
+        CityRequest.objects.select_for_update().filter(
+            city_key=request.city_key, state=ReviewState.PENDING
+        )
+    )
+    for ask in asks:
+        _decide(ask, ReviewState.APPROVED, city.slug)
+        if ask.email:
+            from .tasks import city_request_notify_live
+
+            pk = ask.pk
+            transaction.on_commit(
+                lambda pk=pk: city_request_notify_live.delay(pk, city.pk), robust=True
+            )
+    datasets_schedule_export()
+    return len(asks)
+
+
+@transaction.atomic
+def city_request_reject(*, request_id: int, reason: str) -> None:
+    if not reason.strip():
+        raise ReviewError(_("Diga o motivo da recusa."))
+    request = _lock_pending(CityRequest, request_id)
+    _decide(request, ReviewState.REJECTED, reason, email=None, email_index="")
+
+
+def city_request_notify_live(*, request_id: int, city_id: int) -> bool:
+    """Tell who asked for the city that it is live, then delete the e-mail (as for prices)."""
+    with transaction.atomic():
+        request = (
+            CityRequest.objects.select_for_update()
+            .filter(pk=request_id, state=ReviewState.APPROVED)
+            .first()
+        )
+        city = City.objects.filter(pk=city_id, active=True).first()
+        if request is None or not request.email or city is None:
+            return False
+        try:
+            _send(
+                to=request.email,
+                template="city_live",
+                context={"city": city, "url": f"{settings.SITE_URL}/{city.slug}"},
+            )
+        except Exception as exc:
+            raise NotificationNotSent(f"city request {request_id}: {type(exc).__name__}") from None
+        request.email = None
+        request.email_index = ""
+        request.save(update_fields=["email", "email_index"])
+    return True
+
+
+# --- bar owners, reports, disputes ------------------------------------------------------------
+
+
+@transaction.atomic
+def bar_owner_message_resolve(*, message_id: int, note: str = "") -> None:
+    message = _lock_pending(BarOwnerMessage, message_id)
+    _decide(message, ReviewState.RESOLVED, note)
+
+
+def _close(venue: Venue | None) -> Venue:
+    if venue is None:
+        raise ReviewError(_("Nenhum bar ligado a este item."))
+    venue = Venue.objects.select_for_update().get(pk=venue.pk)
+    venue_close(venue=venue)
+    datasets_schedule_export()
+    return venue
+
+
+@transaction.atomic
+def bar_owner_message_close_venue(*, message_id: int) -> Venue:
+    """The owner says the bar closed: it and its prices leave the rankings."""
+    message = _lock_pending(BarOwnerMessage, message_id)
+    venue = _close(message.venue)
+    _decide(message, ReviewState.RESOLVED, _("bar marcado como fechado"))
+    return venue
+
+
+@transaction.atomic
+def report_resolve(*, report_id: int, note: str = "") -> None:
+    report = _lock_pending(Report, report_id)
+    _decide(report, ReviewState.RESOLVED, note)
+
+
+@transaction.atomic
+def report_dismiss(*, report_id: int, note: str = "") -> None:
+    report = _lock_pending(Report, report_id)
+    _decide(report, ReviewState.REJECTED, note)
+
+
+@transaction.atomic
+def report_close_venue(*, report_id: int) -> Venue:
+    report = _lock_pending(Report, report_id)
+    venue = _close(report.venue or (report.deal.venue if report.deal_id else None))
+    _decide(report, ReviewState.RESOLVED, _("bar marcado como fechado"))
+    return venue
+
+
+@transaction.atomic
+def report_hide_deal(*, report_id: int) -> Deal:
+    """The reported price is wrong and nobody knows the right one: out of the rankings."""
+    report = _lock_pending(Report, report_id)
+    if report.deal_id is None:
+        raise ReviewError(_("Nenhum preço ligado a este relato."))
+    deal = Deal.objects.select_for_update().get(pk=report.deal_id)
+    _close_disputes(deal, ReviewState.APPROVED)
+    deal_set_standing(deal=deal, status=DealStatus.RETIRED)
+    _decide(report, ReviewState.RESOLVED, _("preço retirado"))
+    datasets_schedule_export()
+    return deal
+
+
+def _close_disputes(deal: Deal, state: str) -> int:
+    return DealDispute.objects.filter(deal=deal, state=ReviewState.PENDING).update(
+        state=state, reviewed_at=timezone.now()
+    )
+
+
+def _lock_deal(deal_id: int) -> Deal:
+    deal = Deal.objects.select_for_update().filter(pk=deal_id).first()
+    if deal is None:
+        raise ReviewError(_("Preço não encontrado."))
+    return deal
+
+
+@transaction.atomic
+def deal_disputes_dismiss(*, deal_id: int) -> Deal:
+    """The disputes were wrong: the price is back in the rankings, its disputes closed."""
+    deal = _lock_deal(deal_id)
+    _close_disputes(deal, ReviewState.REJECTED)
+    deal_set_standing(deal=deal, status=DealStatus.PUBLISHED)
+    datasets_schedule_export()
+    return deal
+
+
+@transaction.atomic
+def deal_disputes_uphold(*, deal_id: int) -> Deal:
+    """The disputes were right: the price is hidden (retired), its disputes closed."""
+    deal = _lock_deal(deal_id)
+    _close_disputes(deal, ReviewState.APPROVED)
+    deal_set_standing(deal=deal, status=DealStatus.RETIRED)
+    datasets_schedule_export()
+    return deal
+
+
+@transaction.atomic
+def deal_correct(*, deal_id: int, price_cents: int, report_id: int | None = None) -> Deal:
+    """The moderator knows the right amount: the price takes it with a moderator check, its
+    disputes are upheld and it is back in the rankings (a linked report is resolved)."""
+    if not 0 < price_cents <= 1_000_000:
+        raise ReviewError(_("Preço fora dos limites."))
+    deal = _lock_deal(deal_id)
+    if deal.status == DealStatus.RETIRED:
+        raise ReviewError(_("Este preço foi retirado."))
+    _close_disputes(deal, ReviewState.APPROVED)
+    deal_set_standing(deal=deal, status=DealStatus.PUBLISHED)
+    deal = deal_record_check(deal=deal, source=CheckSource.MODERATOR, price_cents=price_cents)
+    if report_id is not None:
+        report = _lock_pending(Report, report_id)
+        _decide(report, ReviewState.RESOLVED, _("preço corrigido"))
+    datasets_schedule_export()
+    return deal

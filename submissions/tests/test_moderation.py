@@ -1,0 +1,722 @@
+"""The review queues driven through the real admin views, as a moderator (not a superuser),
+with the effects read back through the public API."""
+
+import datetime as dt
+
+import pytest
+from django.contrib.admin.models import LogEntry
+from django.core import mail
+from django.core.cache import cache
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from beers.models import CheckSource, Deal, DealStatus, Neighbourhood, PriceCheck, Venue
+from beers.services import deal_create
+from submissions.models import (
+    BarOwnerMessage,
+    CityRequest,
+    DealDispute,
+    PriceSubmission,
+    Report,
+    ReviewState,
+)
+from submissions.moderators import GROUP_NAME, moderator_create
+
+pytestmark = pytest.mark.django_db
+
+HOOD = {
+    "type": "Polygon",
+    "coordinates": [
+        [[-46.70, -23.57], [-46.68, -23.57], [-46.68, -23.54], [-46.70, -23.54], [-46.70, -23.57]]
+    ],
+}
+
+
+@pytest.fixture
+def moderator(db):
+    return moderator_create(username="ana", email="ana@example.org", password="Cerveja-gelada-42")
+
+
+@pytest.fixture
+def mod(moderator):
+    client = Client()
+    client.force_login(moderator)
+    return client
+
+
+@pytest.fixture
+def hood(world):
+    return Neighbourhood.objects.create(
+        city=world.city, slug="vila-madalena", name="Vila Madalena", boundary=HOOD
+    )
+
+
+def submit(api, world, **overrides) -> PriceSubmission:
+    body = {
+        "city": "sao-paulo",
+        "venue": {"id": world.venue.pk},
+        "beer": "Brahma",
+        "format_code": "garrafa_600",
+        "price": 9.9,
+        "turnstile": "t",
+        **overrides,
+    }
+    response = api.post("/api/v1/submissions", body)
+    assert response.status_code == 202, response.content
+    return PriceSubmission.objects.order_by("-id").first()
+
+
+def search(client, **params) -> list[dict]:
+    cache.clear()  # one cache period later
+    response = client.get("/api/v1/search", {"city": "sao-paulo", **params})
+    assert response.status_code == 200, response.content
+    return response.json()["deals"]
+
+
+def review_url(sub) -> str:
+    return reverse("admin:submissions_pricesubmission_review", args=[sub.pk])
+
+
+def decide(mod, sub, **data):
+    return mod.post(review_url(sub), data)
+
+
+# --- the group ---------------------------------------------------------------------------------
+
+
+def test_moderator_is_staff_in_the_group_with_no_delete_or_user_permissions(moderator, mod):
+    assert moderator.is_staff and not moderator.is_superuser
+    assert list(moderator.groups.values_list("name", flat=True)) == [GROUP_NAME]
+    perms = moderator.get_all_permissions()
+    assert "submissions.change_pricesubmission" in perms
+    assert "beers.change_deal" in perms
+    assert not [p for p in perms if ".delete_" in p]
+    assert not [p for p in perms if p.startswith("auth.")]
+    assert mod.get(reverse("admin:auth_user_changelist")).status_code == 403
+    assert mod.get(reverse("admin:submissions_pricesubmission_changelist")).status_code == 200
+
+
+def test_createmoderator_makes_a_staff_user_who_can_log_in(db, monkeypatch):
+    monkeypatch.setenv("DJANGO_MODERATOR_PASSWORD", "Cerveja-gelada-42")
+    call_command("createmoderator", "bia", "--email", "bia@example.org", "--noinput")
+    client = Client()
+    response = client.post(
+        reverse("admin:login"),
+        {"username": "bia", "password": "Cerveja-gelada-42", "next": "/admin/"},
+    )
+    assert response.status_code == 302
+    assert client.get("/admin/submissions/pricesubmission/").status_code == 200
+    # Run again: same user, still only in the group.
+    call_command("createmoderator", "bia", "--noinput")
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.get(username="bia")
+    assert user.email == "bia@example.org" and user.groups.get().name == GROUP_NAME
+
+
+def test_a_staff_user_outside_the_group_cannot_review(world, api, writes_open):
+    from django.contrib.auth import get_user_model
+
+    staff = get_user_model().objects.create_user("zé", password="x", is_staff=True)
+    client = Client()
+    client.force_login(staff)
+    sub = submit(api, world)
+    assert client.post(review_url(sub), {"decision": "approve"}).status_code == 403
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+
+
+# --- the submissions queue --------------------------------------------------------------------
+
+
+def test_queue_shows_price_per_litre_and_flags_a_price_far_from_the_median(
+    mod, world, api, writes_open
+):
+    # The city's garrafa_600 prices: 12,90 (world) → median R$ 21,50/L.
+    submit(api, world, price=12.5)
+    submit(api, world, price=1.5)  # 2,50 /L: a typo, surely
+    page = mod.get(reverse("admin:submissions_pricesubmission_changelist")).content.decode()
+    assert "R$ 20,83/L" in page  # 12,50 / 0,6 L
+    assert "0,97 × a mediana (R$ 21,50/L)" in page
+    assert "⚠ 0,12 × a mediana (R$ 21,50/L)" in page
+    assert page.count("⚠") == 1
+
+
+def test_queue_filters_new_bar_owner_kind_and_age(mod, world, api, writes_open):
+    listed = submit(api, world)
+    new = submit(
+        api,
+        world,
+        venue={
+            "new": {"name": "Bar Novo", "lat": -23.6, "lng": -46.6, "kind": "bar", "on_site": True}
+        },
+        is_owner=True,
+        kind="happy_hour",
+        schedules=[{"days": [1, 2], "start": "17:00", "end": "19:00"}],
+    )
+    PriceSubmission.objects.filter(pk=listed.pk).update(
+        created_at=timezone.now() - dt.timedelta(days=40)
+    )
+    url = reverse("admin:submissions_pricesubmission_changelist")
+
+    def ids(**params):
+        response = mod.get(url, params)
+        assert response.status_code == 200
+        return {row.pk for row in response.context["cl"].result_list}
+
+    assert ids() == {listed.pk, new.pk}
+    assert ids(new_bar="yes") == {new.pk}
+    assert ids(new_bar="no") == {listed.pk}
+    assert ids(owner="yes") == {new.pk}
+    assert ids(kind="happy_hour") == {new.pk}
+    assert ids(kind="regular") == {listed.pk}
+    assert ids(age="7") == {new.pk}
+    assert ids(age="old") == {listed.pk}
+    assert ids(city__id__exact=world.other.pk) == set()
+
+
+def test_approve_a_price_for_a_listed_bar(mod, moderator, world, api, writes_open):
+    sub = submit(api, world, price=7.5, nickname="Cervejeiro", beer="Original")
+    assert "Original" not in [d["beer"] for d in search(Client())]
+    response = decide(mod, sub, decision="approve")
+    assert response.status_code == 302
+    sub.refresh_from_db()
+    assert sub.state == ReviewState.APPROVED and sub.deal is not None
+    deal = sub.deal
+    assert (deal.venue_id, deal.price_cents, deal.credit) == (world.venue.pk, 750, "Cervejeiro")
+    assert deal.checks.get().source == CheckSource.SUBMISSION
+    deals = search(Client())
+    assert deals[0]["beer"] == "Original" and deals[0]["price_brl"] == 7.5
+    assert deals[0]["price_per_litre_brl"] == 12.5
+    venue = Client().get(f"/api/v1/venues/{world.venue.pk}").json()
+    assert 7.5 in [d["price_brl"] for d in venue["deals"]]
+    entry = LogEntry.objects.get(object_id=str(sub.pk))
+    assert entry.user == moderator and entry.is_change()
+    assert "aprovado" in entry.get_change_message()
+
+
+def test_approve_a_new_bar_places_it_in_its_bairro_with_schedules(
+    mod, world, hood, api, writes_open
+):
+    sub = submit(
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Empório da Vila",
+                "lat": -23.555,
+                "lng": -46.69,
+                "kind": "bar",
+                "on_site": True,
+                "instagram": "emporio",
+            }
+        },
+        kind="happy_hour",
+        schedules=[{"days": [1, 2, 3], "start": "17:00", "end": "20:00"}],
+        attributes=["musica_ao_vivo"],
+    )
+    assert decide(mod, sub, decision="approve", venue="new").status_code == 302
+    venue = Venue.objects.get(name="Empório da Vila")
+    assert venue.neighbourhood == hood and venue.attributes == ["musica_ao_vivo"]
+    deal = Deal.objects.get(venue=venue)
+    assert deal.kind == "happy_hour" and deal.schedules[0]["start"] == "17:00"
+    answer = Client().get(f"/api/v1/venues/{venue.pk}").json()
+    assert answer["venue"]["neighbourhood"] == "Vila Madalena"
+    assert [d["kind"] for d in answer["deals"]] == ["happy_hour"]
+    assert "Empório da Vila" in [d["venue"] for d in search(Client(), kind="happy_hour")]
+
+
+def test_a_new_bar_near_a_listed_one_with_a_similar_name_offers_the_listed_one(
+    mod, world, api, writes_open
+):
+    # "Bar do Zé" is listed at (-23.55, -46.63); someone sends "Boteco do Ze" 40 m away.
+    sub = submit(
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Boteco do Ze",
+                "lat": -23.5503,
+                "lng": -46.6302,
+                "kind": "boteco",
+                "on_site": True,
+            }
+        },
+    )
+    page = mod.get(review_url(sub)).content.decode()
+    assert "Já existe um bar parecido" in page and f'value="{world.venue.pk}"' in page
+    # A careless approval without a choice creates nothing.
+    response = decide(mod, sub, decision="approve")
+    assert response.status_code == 302 and response.url == review_url(sub)
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+    assert Venue.objects.filter(city=world.city).count() == 1
+    # The offered bar is the default choice.
+    decide(mod, sub, decision="approve", venue=str(world.venue.pk))
+    assert Venue.objects.filter(city=world.city).count() == 1
+    assert PriceSubmission.objects.get(pk=sub.pk).deal.venue == world.venue
+
+
+def test_a_far_away_bar_with_the_same_name_is_not_a_twin(mod, world, api, writes_open):
+    sub = submit(
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Bar do Zé",
+                "lat": -23.60,
+                "lng": -46.70,
+                "kind": "bar",
+                "on_site": True,
+            }
+        },
+    )
+    decide(mod, sub, decision="approve", venue="new")
+    assert Venue.objects.filter(city=world.city, name="Bar do Zé").count() == 2
+
+
+def test_a_price_far_from_the_median_needs_an_explicit_check(mod, world, api, writes_open):
+    sub = submit(api, world, price=129.0)  # 10 × the median: a misplaced comma
+    decide(mod, sub, decision="approve")
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+    decide(mod, sub, decision="approve", confirm_outlier="1")
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.APPROVED
+
+
+def test_reject_with_a_reason_deletes_the_email_and_changes_no_ranking(
+    mod, moderator, world, api, writes_open
+):
+    sub = submit(api, world, price=5.0, email="quem@example.org", consent=True)
+    before = search(Client())
+    decide(mod, sub, decision="reject", reason="spam ou brincadeira")
+    sub.refresh_from_db()
+    assert (sub.state, sub.decision_note) == (ReviewState.REJECTED, "spam ou brincadeira")
+    assert sub.email is None and sub.email_index == ""
+    assert search(Client()) == before
+    assert mail.outbox == []
+    assert LogEntry.objects.get(object_id=str(sub.pk)).user == moderator
+
+
+def test_a_reject_needs_a_reason(mod, world, api, writes_open):
+    sub = submit(api, world)
+    decide(mod, sub, decision="reject", reason=" ")
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+
+
+def test_merge_updates_the_listed_price_and_counts_a_check(mod, world, api, writes_open):
+    sub = submit(api, world, price=11.0, nickname="Lu")
+    checks = world.deal.checks.count()
+    page = mod.get(review_url(sub)).content.decode()
+    assert f'name="deal" value="{world.deal.pk}"' in page
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert deal.price_cents == 1100 and deal.credit == "Lu"
+    assert deal.checks.count() == checks + 1
+    sub.refresh_from_db()
+    assert (sub.state, sub.deal_id) == (ReviewState.MERGED, deal.pk)
+    prices = [d["price_brl"] for d in search(Client()) if d["venue"] == "Bar do Zé"]
+    assert prices == [11.0]
+    assert Deal.objects.filter(venue=world.venue).count() == 1
+
+
+def test_merge_refuses_a_price_of_another_bar(mod, world, api, writes_open):
+    sub = submit(api, world)
+    decide(mod, sub, decision="merge", deal=str(world.other_deal.pk))
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+    assert Deal.objects.get(pk=world.other_deal.pk).price_cents == 1500
+
+
+def test_a_decided_submission_cannot_be_decided_again(mod, world, api, writes_open):
+    sub = submit(api, world)
+    decide(mod, sub, decision="approve")
+    decide(mod, sub, decision="approve")
+    decide(mod, sub, decision="reject", reason="repetido")
+    assert Deal.objects.filter(venue=world.venue).count() == 2
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.APPROVED
+
+
+def test_bulk_approve_from_the_queue_skips_twins_and_outliers(mod, world, api, writes_open):
+    plain = submit(api, world, price=10.0)
+    outlier = submit(api, world, price=1.0)
+    twin = submit(
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Bar do Ze",
+                "lat": -23.5501,
+                "lng": -46.6301,
+                "kind": "bar",
+                "on_site": True,
+            }
+        },
+    )
+    response = mod.post(
+        reverse("admin:submissions_pricesubmission_changelist"),
+        {"action": "approve", "_selected_action": [plain.pk, outlier.pk, twin.pk]},
+    )
+    assert response.status_code == 302
+    states = dict(PriceSubmission.objects.values_list("pk", "state"))
+    assert states == {plain.pk: "approved", outlier.pk: "pending", twin.pk: "pending"}
+    assert 10.0 in [d["price_brl"] for d in search(Client())]
+
+
+# --- e-mail -----------------------------------------------------------------------------------
+
+
+def test_approval_tells_the_sender_once_in_portuguese_and_deletes_the_email(
+    mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    sub = submit(api, world, email="quem@example.org", consent=True, nickname="Lu")
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(mod, sub, decision="approve")
+    assert len(mail.outbox) == 1
+    message = mail.outbox[0]
+    assert message.to == ["quem@example.org"]
+    assert "já está no ar" in message.subject
+    assert "Bar do Zé" in message.body and "R$ 9,90" in message.body
+    assert "/sao-paulo/bar-do-ze" in message.body
+    html, mime = message.alternatives[0]
+    assert mime == "text/html" and "<strong>R$ 9,90</strong>" in html
+    sub.refresh_from_db()
+    assert sub.email is None and sub.email_index == ""
+    # A repeated task finds nothing to send.
+    from submissions.tasks import submission_notify_live
+
+    assert submission_notify_live.apply(args=[sub.pk]).get() is False
+    assert len(mail.outbox) == 1
+
+
+def test_a_failed_send_keeps_the_email_for_the_retry(world, api, writes_open, mod, monkeypatch):
+    from submissions import review
+
+    sub = submit(api, world, email="quem@example.org", consent=True)
+    decide(mod, sub, decision="approve")
+
+    def down(*args, **kwargs):
+        raise ConnectionRefusedError("quem@example.org refused")
+
+    monkeypatch.setattr("django.core.mail.EmailMultiAlternatives.send", down)
+    with pytest.raises(review.NotificationNotSent) as caught:
+        review.submission_notify_live(submission_id=sub.pk)
+    assert "quem@example.org" not in str(caught.value)
+    assert PriceSubmission.objects.get(pk=sub.pk).email == "quem@example.org"
+    monkeypatch.undo()
+    assert review.submission_notify_live(submission_id=sub.pk) is True
+    assert len(mail.outbox) == 1
+    assert PriceSubmission.objects.get(pk=sub.pk).email is None
+
+
+# --- city requests ----------------------------------------------------------------------------
+
+
+def ask_city(api, name, email=None, ip="203.0.113.9"):
+    body = {"city": name, "turnstile": "t"}
+    if email:
+        body |= {"email": email, "consent": True}
+    api.client.defaults["REMOTE_ADDR"] = ip
+    assert api.post("/api/v1/city-requests", body).status_code == 202
+
+
+def test_city_requests_are_grouped_by_normalised_name_and_activation_tells_everyone(
+    mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    ask_city(api, "Manaus", "a@example.org", ip="203.0.113.1")
+    ask_city(api, "  manaus ", "b@example.org", ip="203.0.113.2")
+    ask_city(api, "MANAÚS", ip="203.0.113.3")
+    ask_city(api, "Belém", "c@example.org", ip="203.0.113.4")
+    listing = mod.get(reverse("admin:submissions_cityrequest_changelist"))
+    rows = listing.context["cl"].result_list
+    assert [(r.city_key, r.asks) for r in rows][:3] == [("manaus", 3)] * 3
+    assert (rows[3].city_key, rows[3].asks) == ("belem", 1)
+    assert b"c@example.org" not in listing.content
+
+    assert Client().get("/api/v1/search", {"city": "manaus"}).status_code == 404
+    ask = rows[0]
+    url = reverse("admin:submissions_cityrequest_activate", args=[ask.pk])
+    page = mod.get(url).content.decode()
+    assert "Manaus" in page and "❌" in page  # no bairros yet: the checklist says so
+    mod.post(url, {"city": world.inactive.pk})
+    assert not world.inactive.__class__.objects.get(pk=world.inactive.pk).active
+    assert CityRequest.objects.filter(state=ReviewState.PENDING).count() == 4
+
+    Neighbourhood.objects.create(
+        city=world.inactive,
+        slug="centro",
+        name="Centro",
+        boundary={
+            "type": "Polygon",
+            "coordinates": [
+                [[-60.1, -3.2], [-59.9, -3.2], [-59.9, -3.0], [-60.1, -3.0], [-60.1, -3.2]]
+            ],
+        },
+    )
+    assert "❌" not in mod.get(url).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = mod.post(url, {"city": world.inactive.pk})
+    assert response.status_code == 302
+    assert Client().get("/api/v1/search", {"city": "manaus"}).status_code == 200
+    assert sorted(m.to[0] for m in mail.outbox) == ["a@example.org", "b@example.org"]
+    assert all("Manaus" in m.subject and m.alternatives for m in mail.outbox)
+    manaus = CityRequest.objects.filter(city_key="manaus")
+    assert set(manaus.values_list("state", flat=True)) == {ReviewState.APPROVED}
+    assert [r.email for r in manaus] == [None, None, None]
+    assert CityRequest.objects.get(city_key="belem").email == "c@example.org"
+    assert LogEntry.objects.filter(object_id=str(ask.pk)).exists()
+
+
+# --- bar owners, reports, disputes ------------------------------------------------------------
+
+
+def owner_message(api, world, topic="removal"):
+    body = {
+        "city": "sao-paulo",
+        "bar": "Bar do Zé",
+        "venue": "bar-do-ze",
+        "topic": topic,
+        "contact": "11 99999-0000",
+        "consent": True,
+        "turnstile": "t",
+    }
+    assert api.post("/api/v1/bar-owners", body).status_code == 202
+    return BarOwnerMessage.objects.order_by("-id").first()
+
+
+def action(mod, model: str, name: str, ids: list[int]):
+    return mod.post(
+        reverse(f"admin:submissions_{model}_changelist"),
+        {"action": name, "_selected_action": ids},
+    )
+
+
+def test_bar_owner_says_the_bar_closed_and_its_prices_leave_the_rankings(
+    mod, world, api, writes_open
+):
+    message = owner_message(api, world)
+    assert "Bar do Zé" in [d["venue"] for d in search(Client())]
+    assert action(mod, "barownermessage", "close_venue", [message.pk]).status_code == 302
+    assert Venue.objects.get(pk=world.venue.pk).status == "closed"
+    assert "Bar do Zé" not in [d["venue"] for d in search(Client())]
+    assert Client().get(f"/api/v1/venues/{world.venue.pk}").json()["deals"] == []
+    assert BarOwnerMessage.objects.get(pk=message.pk).state == ReviewState.RESOLVED
+
+
+def test_bar_owner_message_resolved(mod, world, api, writes_open):
+    message = owner_message(api, world, topic="sponsor")
+    action(mod, "barownermessage", "resolve", [message.pk])
+    assert BarOwnerMessage.objects.get(pk=message.pk).state == ReviewState.RESOLVED
+    assert Venue.objects.get(pk=world.venue.pk).status == "open"
+
+
+def report(api, **body):
+    assert api.post("/api/v1/reports", {"turnstile": "t", **body}).status_code == 202
+    return Report.objects.order_by("-id").first()
+
+
+def test_reports_hide_a_price_close_a_bar_or_are_dismissed(mod, world, api, writes_open):
+    wrong = report(api, deal=world.deal.pk, reason="wrong_price")
+    closed = report(api, venue=world.other_venue.pk, reason="closed")
+    silly = report(api, reason="other", message="cerveja quente")
+    action(mod, "report", "hide_deal", [wrong.pk])
+    assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.RETIRED
+    assert "Bar do Zé" not in [d["venue"] for d in search(Client())]
+    action(mod, "report", "close_venue", [closed.pk])
+    cache.clear()
+    recife = Client().get("/api/v1/search", {"city": "recife"}).json()["deals"]
+    assert recife == []
+    action(mod, "report", "dismiss", [silly.pk])
+    states = dict(Report.objects.values_list("pk", "state"))
+    assert states == {wrong.pk: "resolved", closed.pk: "resolved", silly.pk: "rejected"}
+
+
+def test_a_report_of_a_wrong_price_is_corrected(mod, world, api, writes_open):
+    wrong = report(api, deal=world.deal.pk, reason="wrong_price")
+    listing = mod.get(reverse("admin:submissions_report_changelist")).content.decode()
+    url = reverse("admin:submissions_disputeddeal_correct", args=[world.deal.pk])
+    assert f"{url}?report={wrong.pk}" in listing
+    response = mod.post(f"{url}?report={wrong.pk}", {"price": "10,50", "report": wrong.pk})
+    assert response.status_code == 302
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert deal.price_cents == 1050
+    assert deal.checks.first().source == CheckSource.MODERATOR
+    assert Report.objects.get(pk=wrong.pk).state == ReviewState.RESOLVED
+    assert [d["price_brl"] for d in search(Client()) if d["venue"] == "Bar do Zé"] == [10.5]
+
+
+def dispute_three_times(api, deal, price=None):
+    for n in range(3):
+        api.client.defaults["REMOTE_ADDR"] = f"198.51.100.{n + 1}"
+        body = {"turnstile": "t"} | ({"price": price} if price else {})
+        assert api.post(f"/api/v1/deals/{deal.pk}/dispute", body).status_code == 202
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "ranked"),
+    [("dismiss", DealStatus.PUBLISHED, True), ("uphold", DealStatus.RETIRED, False)],
+)
+def test_disputed_prices_are_put_back_or_hidden(mod, world, api, writes_open, name, status, ranked):
+    dispute_three_times(api, world.deal)
+    assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.SUSPENDED
+    assert "Bar do Zé" not in [d["venue"] for d in search(Client())]
+    listing = mod.get(reverse("admin:submissions_disputeddeal_changelist"))
+    assert [d.pk for d in listing.context["cl"].result_list] == [world.deal.pk]
+    action(mod, "disputeddeal", name, [world.deal.pk])
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.status, deal.open_disputes) == (status, 0)
+    assert ("Bar do Zé" in [d["venue"] for d in search(Client())]) is ranked
+    closed = {ReviewState.REJECTED if ranked else ReviewState.APPROVED}
+    assert set(DealDispute.objects.values_list("state", flat=True)) == closed
+    assert LogEntry.objects.filter(object_id=str(world.deal.pk)).count() == 1
+
+
+def test_a_disputed_price_is_corrected_to_the_suggested_amount(mod, world, api, writes_open):
+    dispute_three_times(api, world.deal, price=14.0)
+    page = mod.get(reverse("admin:submissions_disputeddeal_changelist")).content.decode()
+    assert "R$ 14,00" in page
+    url = reverse("admin:submissions_disputeddeal_correct", args=[world.deal.pk])
+    mod.post(url, {"price": "14"})
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.status, deal.price_cents, deal.open_disputes) == ("published", 1400, 0)
+    assert [d["price_brl"] for d in search(Client()) if d["venue"] == "Bar do Zé"] == [14.0]
+
+
+# --- the datasets -----------------------------------------------------------------------------
+
+
+def test_every_decision_asks_for_a_fresh_export(
+    mod, world, api, writes_open, monkeypatch, django_capture_on_commit_callbacks
+):
+    from datasets import tasks
+
+    calls = []
+    monkeypatch.setattr(
+        tasks.datasets_export_if_changed, "apply_async", lambda **kw: calls.append(kw)
+    )
+    sub = submit(api, world)
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(mod, sub, decision="approve")
+    assert calls == [{"kwargs": {"force": True}, "countdown": 30}]
+
+
+def test_an_approved_price_is_in_the_next_export(mod, world, api, writes_open, settings):
+    import json
+
+    from datasets.services import datasets_export_if_changed
+
+    sub = submit(api, world, price=8.0)
+    decide(mod, sub, decision="approve")
+    deal = PriceSubmission.objects.get(pk=sub.pk).deal
+    datasets_export_if_changed(force=True)
+    current = json.loads((settings.DATASETS_ROOT / "current.json").read_text())
+    deals = json.loads(
+        (settings.DATASETS_ROOT / current["generation"] / "sao-paulo" / "deals.json").read_text()
+    )
+    assert deal.pk in [item["id"] for item in deals["items"]]
+
+
+def test_moderator_can_still_record_checks_on_prices(mod, world):
+    deal = deal_create(venue=world.venue, format=world.format, price_cents=1000)
+    mod.post(
+        reverse("admin:beers_deal_changelist"),
+        {"action": "record_check", "_selected_action": [deal.pk]},
+    )
+    assert PriceCheck.objects.filter(deal=deal, source=CheckSource.MODERATOR).exists()
+
+
+# --- a real SMTP server on loopback ------------------------------------------------------------
+
+
+class Inbox:
+    """aiosmtpd handler: keeps every message it is given."""
+
+    def __init__(self):
+        self.messages = []
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802
+        self.messages.append((envelope.rcpt_tos, envelope.content))
+        return "250 OK"
+
+
+@pytest.fixture
+def smtp_server(settings):
+    import socket
+
+    from aiosmtpd.controller import Controller
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    inbox = Inbox()
+    controller = Controller(inbox, hostname="127.0.0.1", port=port)
+    controller.start()
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT = "127.0.0.1", port
+    settings.EMAIL_USE_TLS, settings.EMAIL_HOST_USER, settings.EMAIL_HOST_PASSWORD = False, "", ""
+    yield inbox
+    controller.stop()
+
+
+def test_the_live_email_goes_through_a_real_smtp_server_once(
+    mod, world, api, writes_open, smtp_server, celery_eager, django_capture_on_commit_callbacks
+):
+    import email
+
+    sub = submit(api, world, email="quem@example.org", consent=True)
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(mod, sub, decision="approve")
+    assert len(smtp_server.messages) == 1
+    rcpt, raw = smtp_server.messages[0]
+    assert rcpt == ["quem@example.org"]
+    message = email.message_from_bytes(raw)
+    assert message.get_content_type() == "multipart/alternative"
+    parts = {
+        p.get_content_type(): p.get_payload(decode=True).decode()
+        for p in message.walk()
+        if not p.is_multipart()
+    }
+    assert "R$ 9,90" in parts["text/plain"] and "<strong>R$ 9,90</strong>" in parts["text/html"]
+    assert PriceSubmission.objects.get(pk=sub.pk).email is None
+    from submissions.tasks import submission_notify_live
+
+    submission_notify_live.apply(args=[sub.pk])
+    assert len(smtp_server.messages) == 1
+
+
+def test_a_moderator_activates_a_city_only_through_its_activation(mod, world):
+    url = reverse("admin:beers_city_change", args=[world.inactive.pk])
+    page = mod.get(url)
+    assert page.status_code == 200
+    assert 'name="active"' not in page.content.decode()
+    response = mod.post(
+        url,
+        {
+            "name": "Manaus (AM)",
+            "state": "AM",
+            "timezone": "America/Manaus",
+            "lat": "-3.1",
+            "lng": "-60.0",
+            "active": "on",
+        },
+    )
+    assert response.status_code == 302  # saved…
+    city = type(world.inactive).objects.get(pk=world.inactive.pk)
+    assert city.name == "Manaus (AM)" and not city.active  # …but not switched on
+
+
+def test_city_requests_refused_lose_their_email(mod, world, api, writes_open):
+    ask_city(api, "Atlântida", "a@example.org")
+    ask = CityRequest.objects.get()
+    response = action(mod, "cityrequest", "reject_as_unwanted", [ask.pk])
+    assert response.status_code == 302
+    ask.refresh_from_db()
+    assert (ask.state, ask.email, ask.email_index) == (ReviewState.REJECTED, None, "")
+    assert mail.outbox == []
+    assert LogEntry.objects.get(object_id=str(ask.pk)).change_message == "recusado"
+
+
+def test_a_report_resolved_changes_no_price(mod, world, api, writes_open):
+    wrong = report(api, deal=world.deal.pk, reason="wrong_beer")
+    action(mod, "report", "resolve", [wrong.pk])
+    assert Report.objects.get(pk=wrong.pk).state == ReviewState.RESOLVED
+    assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.PUBLISHED
+    assert "Bar do Zé" in [d["venue"] for d in search(Client())]
