@@ -4,6 +4,8 @@
 enters the session manager it gets from here.
 """
 
+import contextlib
+import inspect
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -50,7 +52,8 @@ def build_server() -> BrejaMCPServer:
 
 
 def _tool(fn) -> Tool:
-    tool = Tool.from_function(fn, annotations=tools.READ_ONLY, structured_output=True)
+    tool = Tool.from_function(fn, description=inspect.cleandoc(fn.__doc__),
+                              annotations=tools.READ_ONLY, structured_output=True)
     tool.parameters["required"] = tools.REQUIRED[tool.name]
     for name in tools.REQUIRED[tool.name]:
         tool.parameters["properties"][name].pop("default", None)
@@ -80,13 +83,34 @@ def transport_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
     )
 
 
+class McpMount:
+    """The ASGI app at /mcp. Each lifespan builds a fresh transport (the SDK's session manager
+    runs once per instance), so the same application object can be served again: a reloaded
+    server, or one live server after another in the tests. Lifespans must not overlap."""
+
+    def __init__(self, server: BrejaMCPServer):
+        self.server = server
+        self.app = self._build()
+
+    def _build(self):
+        return self.server.streamable_http_app(
+            streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=True,
+            transport_security=transport_security(list(settings.ALLOWED_HOSTS)),
+        )
+
+    async def __call__(self, scope, receive, send):
+        await self.app(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self):
+        self.app = self._build()
+        async with self.server.session_manager.run():
+            yield
+
+
 def build_asgi_app() -> tuple[Any, Callable[[], AbstractAsyncContextManager]]:
     """(the ASGI app answering /mcp, a factory of the lifespan that runs its session manager)."""
-    server = build_server()
-    app = server.streamable_http_app(
-        streamable_http_path="/mcp",
-        stateless_http=True,
-        json_response=True,
-        transport_security=transport_security(list(settings.ALLOWED_HOSTS)),
-    )
-    return app, server.session_manager.run
+    mount = McpMount(build_server())
+    return mount, mount.lifespan
