@@ -67,9 +67,9 @@ def _error_message(exc: ApplicationError, params: dict) -> str:
     if exc.code == "degraded":
         retry = exc.headers.get("Retry-After", "")
         return (
-            f"Breja's live answers are paused (degraded mode); retry in {retry} seconds, or read "
-            f"the static datasets instead: {settings.SITE_URL}{DATASETS_INDEX} lists every "
-            "city's prices, bars and price index as JSON and CSV files."
+            f"{exc.message} Retry in {retry} seconds, or read the static datasets instead: "
+            f"{settings.SITE_URL}{DATASETS_INDEX} lists every city's prices, bars and price "
+            "index as JSON and CSV files."
         )
     if exc.code == "invalid_request":
         issues = "; ".join(f"{i.path}: {i.message}" for i in exc.issues)
@@ -89,15 +89,18 @@ def _error_message(exc: ApplicationError, params: dict) -> str:
 def _run(key: str | None, params: dict, parse: Callable[[dict], Any],
          compute: Callable[[Any], Any]) -> CallToolResult:
     """Degraded gate → parse → cached selector answer, with the connections of this worker
-    thread closed before and after (MCP calls bypass Django's request signals)."""
+    thread closed before and after (MCP calls bypass Django's request signals). Without a
+    cache key the answer is a pure computation: no gate, no cache, no database."""
+    if key is None:
+        try:
+            return _json_result(orjson.dumps(compute(parse(params))))
+        except ApplicationError as exc:
+            return _error(_error_message(exc, params))
     close_old_connections()
     try:
         ensure_live()
         query = parse(params)
-        if key is None:
-            body = orjson.dumps(compute(query))
-        else:
-            body = answer_cached((key, query), lambda: compute(query)).body
+        body = answer_cached((key, query), lambda: compute(query)).body
     except ApplicationError as exc:
         return _error(_error_message(exc, params))
     finally:

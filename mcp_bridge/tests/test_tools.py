@@ -300,10 +300,15 @@ def test_degraded_mode_is_a_tool_error_pointing_at_the_static_datasets(live, api
     try:
         text = error_text(call(live, "search_deals", {"city": "sao-paulo"}))
         assert "/api/v1/index.json" in text and "77" in text
-        assert "/api/v1/index.json" in error_text(call(live, "catalog"))
+        for name, arguments in [("catalog", {}), ("list_neighbourhoods", {"city": "recife"}),
+                                ("get_venue", {"city": "recife", "venue": "x"}),
+                                ("cheapest_now", {"city": "recife"}),
+                                ("price_index", {"city": "recife"})]:
+            assert "/api/v1/index.json" in error_text(call(live, name, arguments)), name
         assert api.get("/api/v1/search", params={"city": "sao-paulo"}).status_code == 503
-        # a pure computation reads no data, but the switch closes every live answer alike
-        assert error_text(call(live, "price_per_litre", {"price_brl": 5, "volume_ml": 350}))
+        # the converter reads no data: it keeps working
+        assert ok(call(live, "price_per_litre", {"price_brl": 7, "volume_ml": 350})) == {
+            "price_per_litre_brl": 20.0, "litres": 0.35}
     finally:
         degraded.switch_off()
     assert not call(live, "search_deals", {"city": "sao-paulo"}).is_error
