@@ -6,7 +6,7 @@ PORT ?= 8000
 PYTHON ?= python3
 DEV_ENV := DEBUG=1 ENVIRONMENT=development
 
-.PHONY: install install-dev run test lint bench migrate clean
+.PHONY: install install-dev run test lint bench bench-mcp migrate clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,9 @@ lint: install-dev
 
 bench: install-dev
 	$(PY) -m bench.run
+
+bench-mcp: install-dev
+	$(PY) -m bench.mcp_bench
 
 clean:
 	rm -rf $(VENV) var

@@ -39,9 +39,7 @@ class CachedAnswer:
 
 
 def degraded_error(retry_after: int, message: str) -> ApplicationError:
-    return ApplicationError(
-        503, "degraded", message, headers={"Retry-After": str(retry_after)}
-    )
+    return ApplicationError(503, "degraded", message, headers={"Retry-After": str(retry_after)})
 
 
 def ensure_live() -> None:

@@ -27,8 +27,11 @@ from bench.run import RESULTS, Server, ensure_database
 ROUNDS = int(os.environ.get("MCP_BENCH_ROUNDS", "1000"))
 CITY = "city-3"
 QUERY = {"city": CITY, "limit": 20}
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-           "MCP-Protocol-Version": "2025-11-25"}
+HEADERS = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
+}
 
 
 def pct(values: list[float], q: int) -> float:
@@ -40,8 +43,14 @@ def figures(values: list[float]) -> dict:
 
 
 def rpc_body(request_id: int) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-                       "params": {"name": "search_deals", "arguments": QUERY}}).encode()
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "method": "tools/call",
+            "params": {"name": "search_deals", "arguments": QUERY},
+        }
+    ).encode()
 
 
 def measure_raw(client: httpx.Client) -> tuple[list[float], list[float]]:
@@ -105,10 +114,17 @@ def main() -> int:
     results["mcp_client_ms"] = figures(client_ms)
     results["ratio_p50"] = round(results["mcp_raw_ms"]["p50"] / results["rest_ms"]["p50"], 2)
     results["ratio_p50_official_client"] = round(
-        results["mcp_client_ms"]["p50"] / results["rest_ms"]["p50"], 2)
+        results["mcp_client_ms"]["p50"] / results["rest_ms"]["p50"], 2
+    )
     results["target_met"] = results["ratio_p50"] <= 1.5
-    for key in ("rest_ms", "mcp_raw_ms", "mcp_client_ms", "ratio_p50",
-                "ratio_p50_official_client", "target_met"):
+    for key in (
+        "rest_ms",
+        "mcp_raw_ms",
+        "mcp_client_ms",
+        "ratio_p50",
+        "ratio_p50_official_client",
+        "target_met",
+    ):
         print(f"{key}: {results[key]}", flush=True)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "mcp.json").write_text(json.dumps(results, indent=2))

@@ -18,8 +18,9 @@ class PublicDeal(TypedDict):
     id: Annotated[int, _d("the price's id")]
     venue: Annotated[str, _d("bar name")]
     neighbourhood: Annotated[str | None, _d("bairro name")]
-    url: Annotated[str, _d("the bar's page on Breja, to cite; its last part is the venue slug "
-                          "get_venue takes")]
+    url: Annotated[
+        str, _d("the bar's page on Breja, to cite; its last part is the venue slug get_venue takes")
+    ]
     beer: str
     brand: str | None
     serving: Annotated[str, _d("human label of what the price buys, e.g. a 600 ml bottle")]
@@ -97,8 +98,7 @@ class IndexCell(TypedDict):
     month: str
     final: bool
     scope: Literal["city", "format", "neighbourhood", "brand"]
-    key: Annotated[str | None, _d("null for the city; else the format type, bairro or brand "
-                                  "slug")]
+    key: Annotated[str | None, _d("null for the city; else the format type, bairro or brand slug")]
     n: Annotated[int, _d("observations the cell rests on")]
     min_cents: Annotated[int, _d("integer cents of BRL per litre")]
     p25_cents: int

@@ -52,8 +52,12 @@ def build_server() -> BrejaMCPServer:
 
 
 def _tool(fn) -> Tool:
-    tool = Tool.from_function(fn, description=inspect.cleandoc(fn.__doc__),
-                              annotations=tools.READ_ONLY, structured_output=True)
+    tool = Tool.from_function(
+        fn,
+        description=inspect.cleandoc(fn.__doc__),
+        annotations=tools.READ_ONLY,
+        structured_output=True,
+    )
     tool.parameters["required"] = tools.REQUIRED[tool.name]
     for name in tools.REQUIRED[tool.name]:
         tool.parameters["properties"][name].pop("default", None)
@@ -76,8 +80,9 @@ def transport_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
         if not host:
             continue
         hosts += [host, f"{host}:*"]
-        origins += [f"{scheme}://{host}{port}" for scheme in ("https", "http")
-                    for port in ("", ":*")]
+        origins += [
+            f"{scheme}://{host}{port}" for scheme in ("https", "http") for port in ("", ":*")
+        ]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
     )

@@ -23,8 +23,9 @@ from beers.selectors.queries import KINDS, LANGS
 
 from . import schemas
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False,
-                            open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False
+)
 
 CITY_SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 
@@ -33,19 +34,39 @@ def _arg(schema: dict) -> WithJsonSchema:
     return WithJsonSchema(schema)
 
 
-CityArg = Annotated[Any, _arg({
-    "type": "string", "pattern": CITY_SLUG,
-    "description": "city slug, e.g. sao-paulo (the catalog tool lists them)",
-})]
-LangArg = Annotated[Any, _arg({
-    "type": "string", "enum": list(LANGS), "default": "pt-BR",
-    "description": "language of labels, schedules and page links",
-})]
-FormatArg = Annotated[Any, _arg({
-    "type": ["string", "null"], "pattern": r"^[a-z0-9_-]{2,40}$", "default": None,
-    "description": "a format type (lata, long_neck, garrafa, litrao, chopp, torre) or a format "
-                   "code (type and volume in ml, e.g. garrafa_600); see catalog",
-})]
+CityArg = Annotated[
+    Any,
+    _arg(
+        {
+            "type": "string",
+            "pattern": CITY_SLUG,
+            "description": "city slug, e.g. sao-paulo (the catalog tool lists them)",
+        }
+    ),
+]
+LangArg = Annotated[
+    Any,
+    _arg(
+        {
+            "type": "string",
+            "enum": list(LANGS),
+            "default": "pt-BR",
+            "description": "language of labels, schedules and page links",
+        }
+    ),
+]
+FormatArg = Annotated[
+    Any,
+    _arg(
+        {
+            "type": ["string", "null"],
+            "pattern": r"^[a-z0-9_-]{2,40}$",
+            "default": None,
+            "description": "a format type (lata, long_neck, garrafa, litrao, chopp, torre) or a format "
+            "code (type and volume in ml, e.g. garrafa_600); see catalog",
+        }
+    ),
+]
 
 
 # --- plumbing --------------------------------------------------------------------------------
@@ -78,16 +99,21 @@ def _error_message(exc: ApplicationError, params: dict) -> str:
         covered = [c["slug"] for c in cities.cities_active(lang="en")]
         if params.get("city") not in covered:
             shown = ", ".join(covered[:30]) + (", …" if len(covered) > 30 else "")
-            return (f"city: unknown city {params.get('city')!r}. Cities covered: {shown} "
-                    "(the catalog tool lists them all).")
+            return (
+                f"city: unknown city {params.get('city')!r}. Cities covered: {shown} "
+                "(the catalog tool lists them all)."
+            )
         if "venue" in params:
-            return (f"venue: no bar {params['venue']!r} in {params['city']}. Use the venue slug "
-                    "from the last part of a deal's url (search_deals or cheapest_now).")
+            return (
+                f"venue: no bar {params['venue']!r} in {params['city']}. Use the venue slug "
+                "from the last part of a deal's url (search_deals or cheapest_now)."
+            )
     return exc.message or exc.code
 
 
-def _run(key: str | None, params: dict, parse: Callable[[dict], Any],
-         compute: Callable[[Any], Any]) -> CallToolResult:
+def _run(
+    key: str | None, params: dict, parse: Callable[[dict], Any], compute: Callable[[Any], Any]
+) -> CallToolResult:
     """Degraded gate → parse → cached selector answer, with the connections of this worker
     thread closed before and after (MCP calls bypass Django's request signals). Without a
     cache key the answer is a pure computation: no gate, no cache, no database."""
@@ -112,16 +138,40 @@ def _run(key: str | None, params: dict, parse: Callable[[dict], Any],
 
 
 def price_per_litre(
-    price_brl: Annotated[Any, _arg({
-        "type": "number", "exclusiveMinimum": 0, "maximum": 10000,
-        "description": "price paid, in BRL (e.g. 12.90)"})] = None,
-    volume_ml: Annotated[Any, _arg({
-        "type": "integer", "minimum": 1, "maximum": 20000,
-        "description": "volume of one unit in millilitres (350 can, 600 bottle, 1000 litrão)"})]
-    = None,
-    units: Annotated[Any, _arg({
-        "type": "integer", "minimum": 1, "maximum": 50, "default": 1,
-        "description": "how many units the price buys (e.g. 5 for a bucket of five)"})] = 1,
+    price_brl: Annotated[
+        Any,
+        _arg(
+            {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": 10000,
+                "description": "price paid, in BRL (e.g. 12.90)",
+            }
+        ),
+    ] = None,
+    volume_ml: Annotated[
+        Any,
+        _arg(
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 20000,
+                "description": "volume of one unit in millilitres (350 can, 600 bottle, 1000 litrão)",
+            }
+        ),
+    ] = None,
+    units: Annotated[
+        Any,
+        _arg(
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 1,
+                "description": "how many units the price buys (e.g. 5 for a bucket of five)",
+            }
+        ),
+    ] = 1,
 ) -> Annotated[CallToolResult, schemas.PricePerLitreAnswer]:
     """Convert a price into BRL per litre, the way Breja ranks prices.
 
@@ -134,23 +184,64 @@ def price_per_litre(
 
 def search_deals(
     city: CityArg = None,
-    neighbourhood: Annotated[Any, _arg({
-        "type": ["string", "null"], "pattern": r"^[a-z0-9-]{1,120}$", "default": None,
-        "description": "bairro slug (list_neighbourhoods gives them), e.g. vila-madalena"})]
-    = None,
-    brand: Annotated[Any, _arg({
-        "type": ["string", "null"], "pattern": r"^[a-z0-9-]{1,120}$", "default": None,
-        "description": "brand slug (catalog gives them), e.g. heineken"})] = None,
+    neighbourhood: Annotated[
+        Any,
+        _arg(
+            {
+                "type": ["string", "null"],
+                "pattern": r"^[a-z0-9-]{1,120}$",
+                "default": None,
+                "description": "bairro slug (list_neighbourhoods gives them), e.g. vila-madalena",
+            }
+        ),
+    ] = None,
+    brand: Annotated[
+        Any,
+        _arg(
+            {
+                "type": ["string", "null"],
+                "pattern": r"^[a-z0-9-]{1,120}$",
+                "default": None,
+                "description": "brand slug (catalog gives them), e.g. heineken",
+            }
+        ),
+    ] = None,
     format: FormatArg = None,  # noqa: A002 - the interface's parameter name
-    kind: Annotated[Any, _arg({
-        "type": ["string", "null"], "enum": [*KINDS, None], "default": None,
-        "description": "only this kind of price; open bars appear only with open_bar"})] = None,
-    max_price_per_litre: Annotated[Any, _arg({
-        "type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1000, "default": None,
-        "description": "keep prices of at most this many BRL per litre"})] = None,
-    limit: Annotated[Any, _arg({
-        "type": "integer", "minimum": 1, "maximum": 50, "default": 20,
-        "description": "how many prices to return"})] = 20,
+    kind: Annotated[
+        Any,
+        _arg(
+            {
+                "type": ["string", "null"],
+                "enum": [*KINDS, None],
+                "default": None,
+                "description": "only this kind of price; open bars appear only with open_bar",
+            }
+        ),
+    ] = None,
+    max_price_per_litre: Annotated[
+        Any,
+        _arg(
+            {
+                "type": ["number", "null"],
+                "exclusiveMinimum": 0,
+                "maximum": 1000,
+                "default": None,
+                "description": "keep prices of at most this many BRL per litre",
+            }
+        ),
+    ] = None,
+    limit: Annotated[
+        Any,
+        _arg(
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 20,
+                "description": "how many prices to return",
+            }
+        ),
+    ] = 20,
     lang: LangArg = "pt-BR",
 ) -> Annotated[CallToolResult, schemas.DealsAnswer]:
     """A city's beer prices, cheapest per litre first (BRL per litre, then package price).
@@ -163,27 +254,70 @@ def search_deals(
     package price. Ignores the time of day: for what is on right now use cheapest_now.
     Chain: catalog (city, brand and format slugs) → search_deals → get_venue with the slug
     at the end of a deal's url. Cite the deal's url and the answer's source."""
-    params = {"city": city, "neighbourhood": neighbourhood, "brand": brand, "format": format,
-              "kind": kind, "max_price_per_litre": max_price_per_litre, "limit": limit,
-              "lang": lang}
+    params = {
+        "city": city,
+        "neighbourhood": neighbourhood,
+        "brand": brand,
+        "format": format,
+        "kind": kind,
+        "max_price_per_litre": max_price_per_litre,
+        "limit": limit,
+        "lang": lang,
+    }
     return _run("search", params, queries.parse_search, ranking.search)
 
 
 def cheapest_now(
     city: CityArg = None,
-    lat: Annotated[Any, _arg({
-        "type": ["number", "null"], "minimum": -90, "maximum": 90, "default": None,
-        "description": "latitude of the user's point (decimal degrees)"})] = None,
-    lng: Annotated[Any, _arg({
-        "type": ["number", "null"], "minimum": -180, "maximum": 180, "default": None,
-        "description": "longitude of the user's point (decimal degrees)"})] = None,
-    radius_m: Annotated[Any, _arg({
-        "type": "integer", "minimum": 100, "maximum": 10000, "default": 2000,
-        "description": "with lat and lng: keep bars within this many metres"})] = 2000,
+    lat: Annotated[
+        Any,
+        _arg(
+            {
+                "type": ["number", "null"],
+                "minimum": -90,
+                "maximum": 90,
+                "default": None,
+                "description": "latitude of the user's point (decimal degrees)",
+            }
+        ),
+    ] = None,
+    lng: Annotated[
+        Any,
+        _arg(
+            {
+                "type": ["number", "null"],
+                "minimum": -180,
+                "maximum": 180,
+                "default": None,
+                "description": "longitude of the user's point (decimal degrees)",
+            }
+        ),
+    ] = None,
+    radius_m: Annotated[
+        Any,
+        _arg(
+            {
+                "type": "integer",
+                "minimum": 100,
+                "maximum": 10000,
+                "default": 2000,
+                "description": "with lat and lng: keep bars within this many metres",
+            }
+        ),
+    ] = 2000,
     format: FormatArg = None,  # noqa: A002 - the interface's parameter name
-    limit: Annotated[Any, _arg({
-        "type": "integer", "minimum": 1, "maximum": 50, "default": 10,
-        "description": "how many prices to return"})] = 10,
+    limit: Annotated[
+        Any,
+        _arg(
+            {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 10,
+                "description": "how many prices to return",
+            }
+        ),
+    ] = 10,
     lang: LangArg = "pt-BR",
 ) -> Annotated[CallToolResult, schemas.CheapestAnswer]:
     """The cheapest beer prices on right now in the city's own time zone, cheapest per litre
@@ -193,8 +327,15 @@ def cheapest_now(
     radius_m metres of the point (default 2000) and gives each price its distance_m in metres;
     the order stays by price per litre. local_time tells the city time the answer is for.
     Then get_venue (city + the slug at the end of a deal's url) shows the bar."""
-    params = {"city": city, "lat": lat, "lng": lng, "radius_m": radius_m, "format": format,
-              "limit": limit, "lang": lang}
+    params = {
+        "city": city,
+        "lat": lat,
+        "lng": lng,
+        "radius_m": radius_m,
+        "format": format,
+        "limit": limit,
+        "lang": lang,
+    }
     return _run("cheapest", params, queries.parse_cheapest, ranking.cheapest)
 
 
@@ -204,10 +345,17 @@ def _venue(query: queries.VenueSlugQuery):
 
 def get_venue(
     city: CityArg = None,
-    venue: Annotated[Any, _arg({
-        "type": "string", "pattern": CITY_SLUG,
-        "description": "the bar's slug: the last part of a deal's url from search_deals or "
-                       "cheapest_now (…/sao-paulo/bar-do-ze → bar-do-ze)"})] = None,
+    venue: Annotated[
+        Any,
+        _arg(
+            {
+                "type": "string",
+                "pattern": CITY_SLUG,
+                "description": "the bar's slug: the last part of a deal's url from search_deals or "
+                "cheapest_now (…/sao-paulo/bar-do-ze → bar-do-ze)",
+            }
+        ),
+    ] = None,
     lang: LangArg = "pt-BR",
 ) -> Annotated[CallToolResult, schemas.VenueAnswer]:
     """One bar: its kind, bairro, address, location (lat/lng), Instagram, opening hours and
@@ -228,8 +376,9 @@ def list_neighbourhoods(
 
     Use it to answer "which bairro is cheapest" or to find the slug that search_deals takes as
     its neighbourhood filter."""
-    return _run("neighbourhoods", {"city": city}, queries.parse_city,
-                overview.neighbourhoods_covered)
+    return _run(
+        "neighbourhoods", {"city": city}, queries.parse_city, overview.neighbourhoods_covered
+    )
 
 
 def _parse_index(params: dict) -> queries.CityQuery:
@@ -238,10 +387,17 @@ def _parse_index(params: dict) -> queries.CityQuery:
 
 def price_index(
     city: CityArg = None,
-    month: Annotated[Any, _arg({
-        "type": ["string", "null"], "pattern": r"^\d{4}-(0[1-9]|1[0-2])$", "default": None,
-        "description": "YYYY-MM, city-local calendar month; the latest month by default"})]
-    = None,
+    month: Annotated[
+        Any,
+        _arg(
+            {
+                "type": ["string", "null"],
+                "pattern": r"^\d{4}-(0[1-9]|1[0-2])$",
+                "default": None,
+                "description": "YYYY-MM, city-local calendar month; the latest month by default",
+            }
+        ),
+    ] = None,
 ) -> Annotated[CallToolResult, schemas.PriceIndexAnswer]:
     """The monthly beer price index of a city: minimum, first quartile, median and third
     quartile of the price per litre, for the whole city and by format type, bairro and brand,
@@ -251,8 +407,9 @@ def price_index(
 
     Use it for "how much does beer cost in <city>" or to compare months and bairros; the same
     figures are in the open dataset {city}/price-index.json."""
-    return _run("price-index", {"city": city, "month": month}, _parse_index,
-                overview.price_index_month)
+    return _run(
+        "price-index", {"city": city, "month": month}, _parse_index, overview.price_index_month
+    )
 
 
 def _no_arguments(params: dict) -> None:
@@ -280,5 +437,12 @@ REQUIRED = {
     "catalog": [],
 }
 
-TOOLS = (price_per_litre, search_deals, cheapest_now, get_venue, list_neighbourhoods,
-         price_index, catalog)
+TOOLS = (
+    price_per_litre,
+    search_deals,
+    cheapest_now,
+    get_venue,
+    list_neighbourhoods,
+    price_index,
+    catalog,
+)

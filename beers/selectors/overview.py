@@ -49,15 +49,17 @@ def neighbourhoods_covered(query: CityQuery, *, now: dt.datetime | None = None) 
     for row in rows:
         slug, name = snapshot.neighbourhoods[row["venue__neighbourhood_id"]]
         cheapest = row["cheapest"]
-        items.append({
-            "slug": slug,
-            "name": name,
-            "venues": row["venues"],
-            "deals": row["deals"],
-            "cheapest_price_per_litre_brl": (
-                None if cheapest is None else float(labels.reais(cheapest))
-            ),
-        })
+        items.append(
+            {
+                "slug": slug,
+                "name": name,
+                "venues": row["venues"],
+                "deals": row["deals"],
+                "cheapest_price_per_litre_brl": (
+                    None if cheapest is None else float(labels.reais(cheapest))
+                ),
+            }
+        )
     items.sort(key=lambda i: (-i["venues"], -i["deals"], i["slug"]))
     data = {
         "city": city.name,

@@ -22,8 +22,14 @@ class LiveServer:
             self.port = s.getsockname()[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.mcp_url = f"{self.base}/mcp"
-        config = uvicorn.Config(application, host="127.0.0.1", port=self.port, lifespan="on",
-                                log_level="warning", access_log=False)
+        config = uvicorn.Config(
+            application,
+            host="127.0.0.1",
+            port=self.port,
+            lifespan="on",
+            log_level="warning",
+            access_log=False,
+        )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -23,13 +23,17 @@ def inspector(url: str, *args: str) -> dict:
     try:
         done = subprocess.run(
             [npx, "--yes", INSPECTOR, "--cli", url, "--transport", "http", *args],
-            capture_output=True, text=True, timeout=240,
+            capture_output=True,
+            text=True,
+            timeout=240,
         )
     except subprocess.TimeoutExpired:
         pytest.skip(f"npx did not fetch and run {INSPECTOR} within 240 s")
     if done.returncode != 0 and OFFLINE.search(done.stderr):
-        pytest.skip(f"the npm registry is unreachable, {INSPECTOR} cannot be fetched: "
-                    + done.stderr.strip().splitlines()[-1])
+        pytest.skip(
+            f"the npm registry is unreachable, {INSPECTOR} cannot be fetched: "
+            + done.stderr.strip().splitlines()[-1]
+        )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -41,7 +45,16 @@ def test_the_inspector_cli_lists_the_seven_tools(live):
 
 
 def test_the_inspector_cli_calls_a_tool(live):
-    answer = inspector(live.mcp_url, "--method", "tools/call", "--tool-name", "price_per_litre",
-                       "--tool-arg", "price_brl=12.9", "--tool-arg", "volume_ml=600")
+    answer = inspector(
+        live.mcp_url,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "price_per_litre",
+        "--tool-arg",
+        "price_brl=12.9",
+        "--tool-arg",
+        "volume_ml=600",
+    )
     assert answer["structuredContent"] == {"price_per_litre_brl": 21.5, "litres": 0.6}
     assert not answer.get("isError")

@@ -15,8 +15,15 @@ from beers import degraded
 
 pytestmark = [pytest.mark.live, pytest.mark.django_db]
 
-TOOL_NAMES = {"price_per_litre", "search_deals", "cheapest_now", "get_venue",
-              "list_neighbourhoods", "price_index", "catalog"}
+TOOL_NAMES = {
+    "price_per_litre",
+    "search_deals",
+    "cheapest_now",
+    "get_venue",
+    "list_neighbourhoods",
+    "price_index",
+    "catalog",
+}
 # Computed at the instant of each answer: the two doors asked a moment apart differ only here.
 CLOCK_FIELDS = ("as_of", "local_time")
 
@@ -79,8 +86,13 @@ def test_lists_the_seven_tools_read_only_with_schemas_and_descriptions(live):
     search = by_name["search_deals"].input_schema
     assert search["required"] == ["city"]
     assert search["properties"]["limit"] == {
-        "type": "integer", "minimum": 1, "maximum": 50, "default": 20,
-        "description": "how many prices to return", "title": "Limit"}
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "default": 20,
+        "description": "how many prices to return",
+        "title": "Limit",
+    }
     assert "default" not in search["properties"]["city"]
     assert by_name["get_venue"].input_schema["required"] == ["city", "venue"]
 
@@ -159,7 +171,9 @@ def test_get_venue_by_the_slug_of_a_deal_url_answers_what_the_api_answers(live, 
 
 def test_price_per_litre_converts_like_the_rankings(live):
     assert ok(call(live, "price_per_litre", {"price_brl": 12.9, "volume_ml": 600})) == {
-        "price_per_litre_brl": 21.5, "litres": 0.6}
+        "price_per_litre_brl": 21.5,
+        "litres": 0.6,
+    }
     bucket = ok(call(live, "price_per_litre", {"price_brl": 29.9, "volume_ml": 355, "units": 5}))
     assert bucket == {"price_per_litre_brl": 16.85, "litres": 1.775}  # 16.845… rounds half up
 
@@ -170,8 +184,13 @@ def test_price_per_litre_of_a_listed_price_matches_the_listed_figure(live):
     single = [d for d in deals if "×" not in d["serving"]][:5]
     assert single
     for deal in single:
-        figure = ok(call(live, "price_per_litre", {
-            "price_brl": deal["price_brl"], "volume_ml": catalogue[deal["format"]]}))
+        figure = ok(
+            call(
+                live,
+                "price_per_litre",
+                {"price_brl": deal["price_brl"], "volume_ml": catalogue[deal["format"]]},
+            )
+        )
         assert figure["price_per_litre_brl"] == deal["price_per_litre_brl"]
 
 
@@ -183,11 +202,25 @@ def test_list_neighbourhoods_counts_what_search_deals_returns(live):
     covered = [(-h["venues"], -h["deals"], h["slug"]) for h in hoods]
     assert covered == sorted(covered)  # most covered first
     for hood in hoods[:3]:
-        regular = ok(call(live, "search_deals", {
-            "city": "sao-paulo", "neighbourhood": hood["slug"], "limit": 50}))["deals"]
-        open_bars = ok(call(live, "search_deals", {
-            "city": "sao-paulo", "neighbourhood": hood["slug"], "kind": "open_bar",
-            "limit": 50}))["deals"]
+        regular = ok(
+            call(
+                live,
+                "search_deals",
+                {"city": "sao-paulo", "neighbourhood": hood["slug"], "limit": 50},
+            )
+        )["deals"]
+        open_bars = ok(
+            call(
+                live,
+                "search_deals",
+                {
+                    "city": "sao-paulo",
+                    "neighbourhood": hood["slug"],
+                    "kind": "open_bar",
+                    "limit": 50,
+                },
+            )
+        )["deals"]
         assert hood["deals"] == len(regular) + len(open_bars)
         assert hood["venues"] == len({d["url"] for d in regular + open_bars})
         assert hood["cheapest_price_per_litre_brl"] == regular[0]["price_per_litre_brl"]
@@ -222,24 +255,37 @@ def test_catalog_lists_cities_brands_and_formats_other_tools_accept(live):
 # --- bad arguments are tool errors that say what to send ----------------------------------------
 
 
-@pytest.mark.parametrize("name, arguments, words", [
-    ("search_deals", {"city": "atlantis"}, ["city", "atlantis", "sao-paulo"]),
-    ("search_deals", {"city": "São Paulo"}, ["city", "city slug", "lowercase"]),
-    ("search_deals", {"city": "sao-paulo", "limit": 0}, ["limit", "from 1 to 50"]),
-    ("search_deals", {"city": "sao-paulo", "kind": "cheap"},
-     ["kind", "regular, happy_hour, promo, combo, open_bar"]),
-    ("search_deals", {}, ["city", "Required"]),
-    ("cheapest_now", {"city": "sao-paulo", "lat": -23.5, "lng": -46.6, "radius_m": 50},
-     ["radius_m", "from 100 to 10000"]),
-    ("cheapest_now", {"city": "sao-paulo", "lat": 123}, ["lat", "-90 to 90"]),
-    ("get_venue", {"city": "sao-paulo", "venue": "Bar Do Zé"}, ["venue", "bar slug"]),
-    ("get_venue", {"city": "sao-paulo", "venue": "no-such-bar"}, ["venue", "no-such-bar", "url"]),
-    ("get_venue", {"city": "atlantis", "venue": "bar"}, ["city", "atlantis", "sao-paulo"]),
-    ("list_neighbourhoods", {"city": "atlantis"}, ["city", "atlantis", "catalog"]),
-    ("price_index", {"city": "sao-paulo", "month": "2026-13"}, ["month", "YYYY-MM"]),
-    ("price_per_litre", {"price_brl": 0, "volume_ml": 600}, ["price_brl", "greater than 0"]),
-    ("price_per_litre", {"price_brl": 10, "volume_ml": 600, "units": 51}, ["units", "1 to 50"]),
-])
+@pytest.mark.parametrize(
+    "name, arguments, words",
+    [
+        ("search_deals", {"city": "atlantis"}, ["city", "atlantis", "sao-paulo"]),
+        ("search_deals", {"city": "São Paulo"}, ["city", "city slug", "lowercase"]),
+        ("search_deals", {"city": "sao-paulo", "limit": 0}, ["limit", "from 1 to 50"]),
+        (
+            "search_deals",
+            {"city": "sao-paulo", "kind": "cheap"},
+            ["kind", "regular, happy_hour, promo, combo, open_bar"],
+        ),
+        ("search_deals", {}, ["city", "Required"]),
+        (
+            "cheapest_now",
+            {"city": "sao-paulo", "lat": -23.5, "lng": -46.6, "radius_m": 50},
+            ["radius_m", "from 100 to 10000"],
+        ),
+        ("cheapest_now", {"city": "sao-paulo", "lat": 123}, ["lat", "-90 to 90"]),
+        ("get_venue", {"city": "sao-paulo", "venue": "Bar Do Zé"}, ["venue", "bar slug"]),
+        (
+            "get_venue",
+            {"city": "sao-paulo", "venue": "no-such-bar"},
+            ["venue", "no-such-bar", "url"],
+        ),
+        ("get_venue", {"city": "atlantis", "venue": "bar"}, ["city", "atlantis", "sao-paulo"]),
+        ("list_neighbourhoods", {"city": "atlantis"}, ["city", "atlantis", "catalog"]),
+        ("price_index", {"city": "sao-paulo", "month": "2026-13"}, ["month", "YYYY-MM"]),
+        ("price_per_litre", {"price_brl": 0, "volume_ml": 600}, ["price_brl", "greater than 0"]),
+        ("price_per_litre", {"price_brl": 10, "volume_ml": 600, "units": 51}, ["units", "1 to 50"]),
+    ],
+)
 def test_bad_arguments_are_tool_errors_naming_the_argument(live, name, arguments, words):
     text = error_text(call(live, name, arguments))
     for word in words:
@@ -271,8 +317,9 @@ def test_malformed_json_rpc_gets_json_rpc_errors(live, api):
     not_rpc = api.post("/mcp", json={"hello": "world"}, headers=HEADERS)
     assert not_rpc.status_code == 400
     assert not_rpc.json()["error"]["code"] in (-32600, -32602)  # invalid request
-    unknown = api.post("/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "beers/free"},
-                       headers=HEADERS)
+    unknown = api.post(
+        "/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "beers/free"}, headers=HEADERS
+    )
     assert unknown.json()["error"]["code"] == -32601 and unknown.json()["id"] == 7
 
 
@@ -300,15 +347,20 @@ def test_degraded_mode_is_a_tool_error_pointing_at_the_static_datasets(live, api
     try:
         text = error_text(call(live, "search_deals", {"city": "sao-paulo"}))
         assert "/api/v1/index.json" in text and "77" in text
-        for name, arguments in [("catalog", {}), ("list_neighbourhoods", {"city": "recife"}),
-                                ("get_venue", {"city": "recife", "venue": "x"}),
-                                ("cheapest_now", {"city": "recife"}),
-                                ("price_index", {"city": "recife"})]:
+        for name, arguments in [
+            ("catalog", {}),
+            ("list_neighbourhoods", {"city": "recife"}),
+            ("get_venue", {"city": "recife", "venue": "x"}),
+            ("cheapest_now", {"city": "recife"}),
+            ("price_index", {"city": "recife"}),
+        ]:
             assert "/api/v1/index.json" in error_text(call(live, name, arguments)), name
         assert api.get("/api/v1/search", params={"city": "sao-paulo"}).status_code == 503
         # the converter reads no data: it keeps working
         assert ok(call(live, "price_per_litre", {"price_brl": 7, "volume_ml": 350})) == {
-            "price_per_litre_brl": 20.0, "litres": 0.35}
+            "price_per_litre_brl": 20.0,
+            "litres": 0.35,
+        }
     finally:
         degraded.switch_off()
     assert not call(live, "search_deals", {"city": "sao-paulo"}).is_error

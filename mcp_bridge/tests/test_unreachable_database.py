@@ -32,13 +32,32 @@ class Remote:
 @pytest.fixture
 def server_without_database(tmp_path):
     port, dead = _free_port(), _free_port()
-    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/breja",
-           "DEBUG": "1", "DB_CONNECT_TIMEOUT": "1", "DB_POOL_TIMEOUT": "1", "REDIS_URL": "",
-           "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"), "LOG_LEVEL": "ERROR"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/breja",
+        "DEBUG": "1",
+        "DB_CONNECT_TIMEOUT": "1",
+        "DB_POOL_TIMEOUT": "1",
+        "REDIS_URL": "",
+        "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
+        "LOG_LEVEL": "ERROR",
+    }
     server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port),
-         "--log-level", "warning"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(150):
@@ -56,5 +75,9 @@ def server_without_database(tmp_path):
 def test_tools_point_at_the_datasets_when_the_database_does_not_answer(server_without_database):
     text = error_text(call(server_without_database, "search_deals", {"city": "sao-paulo"}))
     assert "/api/v1/index.json" in text
-    assert ok(call(server_without_database, "price_per_litre",
-                   {"price_brl": 9, "volume_ml": 600}))["price_per_litre_brl"] == 15.0
+    assert (
+        ok(call(server_without_database, "price_per_litre", {"price_brl": 9, "volume_ml": 600}))[
+            "price_per_litre_brl"
+        ]
+        == 15.0
+    )
