@@ -10,12 +10,18 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import anyio.to_thread
+import orjson
 from django.conf import settings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
+
+from beers.answers import DATASETS_INDEX
+from beers.clients import client_ip_from_meta
+from beers.counters import parse_rate, window_hit
 
 from . import tools
 
@@ -27,13 +33,16 @@ INSTRUCTIONS = (
 )
 
 
+TOOL_NAMES = tuple(fn.__name__ for fn in tools.TOOLS)
+
+
 class BrejaMCPServer(MCPServer):
     """The SDK's server, except that an unknown tool is a JSON-RPC error (invalid params), as
     the MCP specification asks, instead of a tool result."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
-        if self._tool_manager.get_tool(name) is None:
-            known = ", ".join(tool.__name__ for tool in tools.TOOLS)
+        if name not in TOOL_NAMES:
+            known = ", ".join(TOOL_NAMES)
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}. Tools: {known}.")
         return await super().call_tool(name, arguments, context)
 
@@ -88,6 +97,46 @@ def transport_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
     )
 
 
+def _count(scope, rate: tuple[int, int]) -> tuple[bool, int]:
+    """One more request from this client address in the `mcp` group (READ_RATE_LIMIT, the
+    live reads' limit: the tools answer the same questions)."""
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+    meta = {
+        "REMOTE_ADDR": (scope.get("client") or ("", 0))[0],
+        "HTTP_CF_CONNECTING_IP": headers.get("cf-connecting-ip", ""),
+        "HTTP_X_FORWARDED_FOR": headers.get("x-forwarded-for", ""),
+    }
+    limit, period = rate
+    return window_hit("mcp", client_ip_from_meta(meta), limit, period)
+
+
+async def _too_many_requests(send, retry_after: int) -> None:
+    """HTTP 429 with Retry-After, its body a JSON-RPC error (no request id is known yet)."""
+    body = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32000,
+                "message": f"Too many requests from this address; retry in {retry_after} seconds, "
+                f"or read the static datasets: {settings.SITE_URL}{DATASETS_INDEX}",
+            },
+        }
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"retry-after", str(retry_after).encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 class McpMount:
     """The ASGI app at /mcp. Each lifespan builds a fresh transport (the SDK's session manager
     runs once per instance), so the same application object can be served again: a reloaded
@@ -106,6 +155,13 @@ class McpMount:
         )
 
     async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            rate = parse_rate(settings.READ_RATE_LIMIT)
+            if rate is not None:
+                allowed, retry_after = await anyio.to_thread.run_sync(_count, scope, rate)
+                if not allowed:
+                    await _too_many_requests(send, retry_after)
+                    return
         await self.app(scope, receive, send)
 
     @contextlib.asynccontextmanager

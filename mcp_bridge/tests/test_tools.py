@@ -364,3 +364,22 @@ def test_degraded_mode_is_a_tool_error_pointing_at_the_static_datasets(live, api
     finally:
         degraded.switch_off()
     assert not call(live, "search_deals", {"city": "sao-paulo"}).is_error
+
+
+# --- rate limit ------------------------------------------------------------------------------
+
+
+def test_mcp_requests_are_rate_limited_per_address_in_their_own_group(live, api, settings):
+    settings.READ_RATE_LIMIT = "3/hour"  # an hour: no window edge falls inside the test
+    for _ in range(3):
+        assert _list_tools_over_raw_http(api).status_code == 200
+    refused = _list_tools_over_raw_http(api)
+    assert refused.status_code == 429
+    assert 0 < int(refused.headers["Retry-After"]) <= 3600
+    assert "/api/v1/index.json" in refused.json()["error"]["message"]
+    # another address (through a trusted proxy) has its own count
+    settings.TRUSTED_PROXY_CIDRS = ["127.0.0.1/32"]
+    other = _list_tools_over_raw_http(api, **{"X-Forwarded-For": "203.0.113.9"})
+    assert other.status_code == 200
+    # the REST reads count in their own group
+    assert api.get("/api/v1/search", params={"city": "recife"}).status_code == 200
