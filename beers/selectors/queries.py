@@ -14,6 +14,8 @@ from typing import Any
 from beers.errors import Issue, invalid
 from beers.models import DealKind
 
+from .price_index import MONTH_RE
+
 CITY_SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 LOOSE_SLUG_RE = re.compile(r"^[a-z0-9-]{1,120}$")
 FORMAT_RE = re.compile(r"^[a-z0-9_-]{2,40}$")
@@ -203,9 +205,8 @@ class CityQuery:
     month: str | None = None
 
 
-CITY_SLUG_TEXT = ("a city slug (lowercase letters and digits, groups joined by single hyphens)")
+CITY_SLUG_TEXT = "a city slug (lowercase letters and digits, groups joined by single hyphens)"
 VENUE_SLUG_RE = CITY_SLUG_RE
-MONTH_RE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
 def parse_venue_slug(params: Mapping[str, Any]) -> VenueSlugQuery:
