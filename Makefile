@@ -6,7 +6,7 @@ PORT ?= 8000
 PYTHON ?= python3
 DEV_ENV := DEBUG=1 ENVIRONMENT=development
 
-.PHONY: install install-dev run test lint bench migrate clean
+.PHONY: install install-dev run test lint bench bench-mcp migrate clean
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,9 @@ lint: install-dev
 bench: install-dev
 	$(PY) -m bench.run
 	BENCH_EXPORT_DB=breja_bench_export $(PY) -m bench.export_bench --rows 100000,1000000
+
+bench-mcp: install-dev
+	$(PY) -m bench.mcp_bench
 
 clean:
 	rm -rf $(VENV) var

@@ -13,16 +13,9 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_app = get_asgi_application()
 
+from mcp_bridge.server import build_asgi_app  # noqa: E402
 
-def _mcp_parts():
-    try:
-        from mcp_bridge.server import build_asgi_app
-    except ImportError:
-        return None, None
-    return build_asgi_app()
-
-
-mcp_app, mcp_lifespan = _mcp_parts()
+mcp_app, mcp_lifespan = build_asgi_app()
 
 
 class Router:
@@ -33,7 +26,7 @@ class Router:
             await self._lifespan(receive, send)
             return
         path = scope.get("path", "")
-        if mcp_app is not None and (path == "/mcp" or path.startswith("/mcp/")):
+        if path == "/mcp" or path.startswith("/mcp/"):
             await mcp_app(scope, receive, send)
             return
         await django_app(scope, receive, send)
@@ -44,8 +37,7 @@ class Router:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    if mcp_lifespan is not None:
-                        await stack.enter_async_context(mcp_lifespan())
+                    await stack.enter_async_context(mcp_lifespan())
                 except Exception as exc:  # pragma: no cover - reported to the server
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return

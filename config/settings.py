@@ -279,5 +279,7 @@ LOGGING = {
     "loggers": {
         # Request bodies and addresses never reach logs: Django logs only status lines here.
         "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # The MCP SDK logs every stateless request at INFO ("Terminating session").
+        "mcp": {"level": "WARNING"},
     },
 }

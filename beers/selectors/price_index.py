@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 
-from django.db.models import Q
+from django.db.models import Max, Q, QuerySet
 from django.db.models.functions import Coalesce, ExtractMonth, ExtractYear
 from django.utils import timezone
 
@@ -113,11 +113,25 @@ def cell_figures(values: list[tuple[int, int]]) -> dict:
     }
 
 
-def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | None):
-    tz = city.tz
-    checks = PriceCheck.objects.filter(
+def observation_checks(city: City) -> QuerySet[PriceCheck]:
+    """Every check of the city's `regular` published prices: what the index is computed from."""
+    return PriceCheck.objects.filter(
         deal__in=published_deals(city=city).filter(kind=DealKind.REGULAR)
     )
+
+
+def latest_month(city: City) -> str | None:
+    """The city-local month ("YYYY-MM") of the newest observation, or None (one query)."""
+    newest = observation_checks(city).aggregate(newest=Max("checked_at"))["newest"]
+    if newest is None:
+        return None
+    local = newest.astimezone(city.tz)
+    return f"{local.year:04d}-{local.month:02d}"
+
+
+def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    tz = city.tz
+    checks = observation_checks(city)
     if start is not None:
         checks = checks.filter(checked_at__gte=start, checked_at__lt=end)
     return (

@@ -14,6 +14,8 @@ from typing import Any
 from beers.errors import Issue, invalid
 from beers.models import DealKind
 
+from .price_index import MONTH_RE
+
 CITY_SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 LOOSE_SLUG_RE = re.compile(r"^[a-z0-9-]{1,120}$")
 FORMAT_RE = re.compile(r"^[a-z0-9_-]{2,40}$")
@@ -188,3 +190,60 @@ def parse_venue(venue_id: Any, params: Mapping[str, Any]) -> VenueQuery:
     lang = r.choice("lang", LANGS, default="pt-BR")
     r.done()
     return VenueQuery(venue_id=parsed_id, lang=lang)
+
+
+@dataclass(frozen=True)
+class VenueSlugQuery:
+    city: str
+    venue: str
+    lang: str = "pt-BR"
+
+
+@dataclass(frozen=True)
+class CityQuery:
+    city: str
+    month: str | None = None
+
+
+CITY_SLUG_TEXT = "a city slug (lowercase letters and digits, groups joined by single hyphens)"
+VENUE_SLUG_RE = CITY_SLUG_RE
+
+
+def parse_venue_slug(params: Mapping[str, Any]) -> VenueSlugQuery:
+    """A bar named by its city and its slug (the last part of a PublicDeal `url`)."""
+    r = _Reader(params)
+    city = r.text("city", CITY_SLUG_RE, CITY_SLUG_TEXT, required=True)
+    venue = r.text("venue", VENUE_SLUG_RE, "a bar slug (lowercase letters and digits, groups "
+                   "joined by single hyphens), the last part of a deal's url", required=True)
+    lang = r.choice("lang", LANGS, default="pt-BR")
+    r.done()
+    return VenueSlugQuery(city=city, venue=venue, lang=lang)
+
+
+def parse_city(params: Mapping[str, Any], *, with_month: bool = False) -> CityQuery:
+    """A city, and for the price index an optional month (YYYY-MM)."""
+    r = _Reader(params)
+    city = r.text("city", CITY_SLUG_RE, CITY_SLUG_TEXT, required=True)
+    month = r.text("month", MONTH_RE, "a month as YYYY-MM (e.g. 2026-11)") if with_month else None
+    r.done()
+    return CityQuery(city=city, month=month)
+
+
+@dataclass(frozen=True)
+class PricePerLitreQuery:
+    price_brl: Decimal
+    volume_ml: int
+    units: int = 1
+
+
+def parse_price_per_litre(params: Mapping[str, Any]) -> PricePerLitreQuery:
+    """A price paid (BRL), the volume of one unit (ml) and how many units the price buys."""
+    r = _Reader(params)
+    for name in ("price_brl", "volume_ml"):
+        if r._raw(name) is None:
+            r.bad(name, "Required.")
+    price = r.number("price_brl", 0, 10000, low_open=True)
+    volume = r.integer("volume_ml", 1, 20000)
+    units = r.integer("units", 1, 50, default=1)
+    r.done()
+    return PricePerLitreQuery(price_brl=price, volume_ml=volume, units=units)

@@ -1,0 +1,116 @@
+"""Overview answers of a city and of the whole service: the bairros that have prices, the
+monthly price index, the catalogue. The MCP tools render these; the queries live here.
+"""
+
+import datetime as dt
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+from django.conf import settings
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from beers import labels
+from beers.models import DealKind
+
+from . import catalog as catalog_selectors
+from . import names, on_now, price_index
+from .queries import CityQuery, PricePerLitreQuery
+from .ranking import Answer, city_get, ranked_deals
+
+
+def _as_of(now: dt.datetime, tz) -> str:
+    return now.astimezone(tz).isoformat(timespec="seconds")
+
+
+def neighbourhoods_covered(query: CityQuery, *, now: dt.datetime | None = None) -> Answer:
+    """`{city, neighbourhoods: [{slug, name, venues, deals, cheapest_price_per_litre_brl}],
+    as_of, source}`: the bairros with prices in the rankings (the set search answers from), the
+    number of bars and prices of each and its cheapest price per litre (open bars counted as
+    prices, never as a price per litre); most bars first, then most prices, then slug.
+    Two queries (one when the names snapshot is warm)."""
+    now = now or timezone.now()
+    city = city_get(query.city)
+    today = now.astimezone(city.tz).date()
+    rows = list(
+        ranked_deals(city=city, today=today)
+        .filter(venue__neighbourhood__isnull=False)
+        .values("venue__neighbourhood_id")
+        .annotate(
+            venues=Count("venue", distinct=True),
+            deals=Count("id"),
+            cheapest=Min("price_per_litre", filter=~Q(kind=DealKind.OPEN_BAR)),
+        )
+        .order_by()
+    )
+    snapshot = names.snapshot(rows)
+    items = []
+    for row in rows:
+        slug, name = snapshot.neighbourhoods[row["venue__neighbourhood_id"]]
+        cheapest = row["cheapest"]
+        items.append(
+            {
+                "slug": slug,
+                "name": name,
+                "venues": row["venues"],
+                "deals": row["deals"],
+                "cheapest_price_per_litre_brl": (
+                    None if cheapest is None else float(labels.reais(cheapest))
+                ),
+            }
+        )
+    items.sort(key=lambda i: (-i["venues"], -i["deals"], i["slug"]))
+    data = {
+        "city": city.name,
+        "neighbourhoods": items,
+        "as_of": _as_of(now, city.tz),
+        "source": settings.ATTRIBUTION,
+    }
+    return Answer(data, on_now.next_local_midnight(now, city.tz))
+
+
+def price_index_month(query: CityQuery, *, now: dt.datetime | None = None) -> Answer:
+    """`{city, month, final, items, as_of, source}`: the cells of `{city}/price-index.json` for
+    one month (the latest with observations when `query.month` is None); `items` is empty and
+    `month` null when the city has no observations yet."""
+    now = now or timezone.now()
+    city = city_get(query.city)
+    month = query.month or price_index.latest_month(city)
+    items = price_index.price_index(city=city, month=month, now=now) if month else []
+    data = {
+        "city": city.name,
+        "month": month,
+        "final": price_index.month_is_final(month, city.tz, now) if month else None,
+        "items": items,
+        "as_of": _as_of(now, city.tz),
+        "source": settings.ATTRIBUTION,
+    }
+    return Answer(data, on_now.next_local_midnight(now, city.tz))
+
+
+def catalog_overview(*, now: dt.datetime | None = None) -> Answer:
+    """`{cities, brands, formats, as_of, source}`: the covered cities with their counts and the
+    brand and format slugs the other questions take (five queries)."""
+    now = now or timezone.now()
+    tz = timezone.get_default_timezone()
+    catalogue = catalog_selectors.catalog()
+    data = {
+        "cities": catalog_selectors.cities_summary(),
+        "brands": catalogue["brands"],
+        "formats": catalogue["formats"],
+        "as_of": _as_of(now, tz),
+        "source": settings.ATTRIBUTION,
+    }
+    return Answer(data, on_now.next_local_midnight(now, tz))
+
+
+def price_per_litre(query: PricePerLitreQuery) -> dict:
+    """`{price_per_litre_brl, litres}` as the rankings compute them: litres = units × volume_ml
+    / 1000, price per litre = price / litres rounded half-up to cents (no database)."""
+    litres = Fraction(query.units * query.volume_ml, 1000)
+    cents = math.floor(Fraction(query.price_brl) * 100 / litres + Fraction(1, 2))
+    return {
+        "price_per_litre_brl": float(Decimal(cents) / 100),
+        "litres": float(litres),
+    }

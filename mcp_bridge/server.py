@@ -1,0 +1,177 @@
+"""The MCP server: streamable HTTP, stateless, JSON responses, no sign-in, mounted at /mcp.
+
+`build_asgi_app()` is what config.asgi mounts; the ASGI router there owns the lifespan and
+enters the session manager it gets from here.
+"""
+
+import contextlib
+import inspect
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import anyio.to_thread
+import orjson
+from django.conf import settings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
+
+from beers.answers import DATASETS_INDEX
+from beers.clients import client_ip_from_meta
+from beers.counters import parse_rate, window_hit
+
+from . import tools
+
+INSTRUCTIONS = (
+    "Breja: crowd-sourced beer prices from bars in Brazilian cities, ranked by price per litre "
+    "(BRL). Start with catalog (cities, brands, formats), then search_deals or cheapest_now, "
+    "then get_venue for a bar. Money is in BRL, volumes in ml, distances in metres. The data is "
+    "open (ODbL 1.0): show the answer's source and link the deal's url."
+)
+
+
+TOOL_NAMES = tuple(fn.__name__ for fn in tools.TOOLS)
+
+
+class BrejaMCPServer(MCPServer):
+    """The SDK's server, except that an unknown tool is a JSON-RPC error (invalid params), as
+    the MCP specification asks, instead of a tool result."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
+        if name not in TOOL_NAMES:
+            known = ", ".join(TOOL_NAMES)
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}. Tools: {known}.")
+        return await super().call_tool(name, arguments, context)
+
+
+def build_server() -> BrejaMCPServer:
+    server = BrejaMCPServer(
+        tools=[_tool(fn) for fn in tools.TOOLS],
+        name="breja",
+        title="Breja: cheapest beer per litre in Brazilian cities",
+        instructions=INSTRUCTIONS,
+        website_url=settings.SITE_URL,
+        version="1.0.0",
+        log_level="WARNING",
+    )
+    return server
+
+
+def _tool(fn) -> Tool:
+    tool = Tool.from_function(
+        fn,
+        description=inspect.cleandoc(fn.__doc__),
+        annotations=tools.READ_ONLY,
+        structured_output=True,
+    )
+    tool.parameters["required"] = tools.REQUIRED[tool.name]
+    for name in tools.REQUIRED[tool.name]:
+        tool.parameters["properties"][name].pop("default", None)
+    return tool
+
+
+def transport_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection (Host and Origin checks) from Django's ALLOWED_HOSTS.
+
+    Each host is accepted bare and with any port. `*` turns the check off, as it does in
+    Django. A Django subdomain wildcard (`.example.com`) accepts the bare domain only: the SDK
+    matches exact names, so list each served subdomain explicitly.
+    """
+    if "*" in allowed_hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    hosts: list[str] = []
+    origins: list[str] = []
+    for entry in allowed_hosts:
+        host = entry.lstrip(".")
+        if not host:
+            continue
+        hosts += [host, f"{host}:*"]
+        origins += [
+            f"{scheme}://{host}{port}" for scheme in ("https", "http") for port in ("", ":*")
+        ]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def _count(scope, rate: tuple[int, int]) -> tuple[bool, int]:
+    """One more request from this client address in the `mcp` group (READ_RATE_LIMIT, the
+    live reads' limit: the tools answer the same questions)."""
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+    meta = {
+        "REMOTE_ADDR": (scope.get("client") or ("", 0))[0],
+        "HTTP_CF_CONNECTING_IP": headers.get("cf-connecting-ip", ""),
+        "HTTP_X_FORWARDED_FOR": headers.get("x-forwarded-for", ""),
+    }
+    limit, period = rate
+    return window_hit("mcp", client_ip_from_meta(meta), limit, period)
+
+
+async def _too_many_requests(send, retry_after: int) -> None:
+    """HTTP 429 with Retry-After, its body a JSON-RPC error (no request id is known yet)."""
+    body = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": -32000,
+                "message": f"Too many requests from this address; retry in {retry_after} seconds, "
+                f"or read the static datasets: {settings.SITE_URL}{DATASETS_INDEX}",
+            },
+        }
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"retry-after", str(retry_after).encode()),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class McpMount:
+    """The ASGI app at /mcp. Each lifespan builds a fresh transport (the SDK's session manager
+    runs once per instance), so the same application object can be served again: a reloaded
+    server, or one live server after another in the tests. Lifespans must not overlap."""
+
+    def __init__(self, server: BrejaMCPServer):
+        self.server = server
+        self.app = self._build()
+
+    def _build(self):
+        return self.server.streamable_http_app(
+            streamable_http_path="/mcp",
+            stateless_http=True,
+            json_response=True,
+            transport_security=transport_security(list(settings.ALLOWED_HOSTS)),
+        )
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            rate = parse_rate(settings.READ_RATE_LIMIT)
+            if rate is not None:
+                allowed, retry_after = await anyio.to_thread.run_sync(_count, scope, rate)
+                if not allowed:
+                    await _too_many_requests(send, retry_after)
+                    return
+        await self.app(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self):
+        self.app = self._build()
+        async with self.server.session_manager.run():
+            yield
+
+
+def build_asgi_app() -> tuple[Any, Callable[[], AbstractAsyncContextManager]]:
+    """(the ASGI app answering /mcp, a factory of the lifespan that runs its session manager)."""
+    mount = McpMount(build_server())
+    return mount, mount.lifespan

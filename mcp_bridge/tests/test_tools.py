@@ -1,0 +1,385 @@
+"""The MCP server over real HTTP with the official client: every tool, the same answers as the
+REST API, tool errors, protocol errors, Host/Origin protection and degraded mode."""
+
+import json
+
+import anyio
+import httpx2
+import pytest
+from django.core.cache import cache
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from beers import degraded
+
+pytestmark = [pytest.mark.live, pytest.mark.django_db]
+
+TOOL_NAMES = {
+    "price_per_litre",
+    "search_deals",
+    "cheapest_now",
+    "get_venue",
+    "list_neighbourhoods",
+    "price_index",
+    "catalog",
+}
+# Computed at the instant of each answer: the two doors asked a moment apart differ only here.
+CLOCK_FIELDS = ("as_of", "local_time")
+
+
+def session_run(live, work):
+    """Open a session with the official client over streamable HTTP and run `work(session)`."""
+
+    async def main():
+        async with (
+            httpx2.AsyncClient(timeout=20) as http,
+            streamable_http_client(live.mcp_url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await work(session)
+
+    return anyio.run(main)
+
+
+def call(live, name, arguments=None):
+    async def work(session):
+        await session.list_tools()  # lets the client check structured content against the schema
+        return await session.call_tool(name, arguments or {})
+
+    return session_run(live, work)
+
+
+def ok(result) -> dict:
+    assert not result.is_error, result.content[0].text
+    text = result.content[0].text
+    assert json.loads(text) == result.structured_content  # the same JSON, as text
+    return result.structured_content
+
+
+def error_text(result) -> str:
+    assert result.is_error
+    return result.content[0].text
+
+
+def without_clock(data: dict) -> dict:
+    return {k: v for k, v in data.items() if k not in CLOCK_FIELDS}
+
+
+# --- the tools, listed ----------------------------------------------------------------------
+
+
+def test_lists_the_seven_tools_read_only_with_schemas_and_descriptions(live):
+    tools = session_run(live, lambda s: s.list_tools()).tools
+    assert {t.name for t in tools} == TOOL_NAMES
+    for tool in tools:
+        assert tool.annotations.read_only_hint is True
+        assert tool.annotations.idempotent_hint is True
+        assert tool.annotations.destructive_hint is False
+        assert tool.output_schema and tool.output_schema["type"] == "object"
+        assert len(tool.description) > 150, tool.name
+    by_name = {t.name: t for t in tools}
+    assert "get_venue" in by_name["search_deals"].description  # how the tools chain
+    assert "metres" in by_name["cheapest_now"].description
+    assert "ml" in by_name["price_per_litre"].description
+    search = by_name["search_deals"].input_schema
+    assert search["required"] == ["city"]
+    assert search["properties"]["limit"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "default": 20,
+        "description": "how many prices to return",
+        "title": "Limit",
+    }
+    assert "default" not in search["properties"]["city"]
+    assert by_name["get_venue"].input_schema["required"] == ["city", "venue"]
+
+
+# --- the same answers as the REST API ---------------------------------------------------------
+
+
+SEARCHES = [
+    {"city": "sao-paulo", "limit": 50},
+    {"city": "sao-paulo", "neighbourhood": "vila-madalena", "lang": "en"},
+    {"city": "rio-de-janeiro", "format": "lata", "max_price_per_litre": 30},
+    {"city": "sao-paulo", "kind": "open_bar"},
+    {"city": "manaus", "brand": "brahma", "kind": "happy_hour", "limit": 5},
+]
+
+
+@pytest.mark.parametrize("query", SEARCHES)
+def test_search_deals_answers_what_the_api_answers(live, api, query):
+    tool = ok(call(live, "search_deals", query))
+    cache.clear()  # the API computes its own answer, not the one the tool just cached
+    rest = api.get("/api/v1/search", params=query)
+    assert rest.status_code == 200
+    assert tool["count"] > 0  # every query above has prices in the demo data
+    assert without_clock(tool) == without_clock(rest.json())
+    assert tool["source"].endswith("ODbL 1.0") and tool["as_of"]
+
+
+def test_search_deals_is_not_empty_and_ranked_by_price_per_litre(live):
+    deals = ok(call(live, "search_deals", {"city": "sao-paulo", "limit": 50}))["deals"]
+    assert len(deals) == 50
+    per_litre = [d["price_per_litre_brl"] for d in deals]
+    assert per_litre == sorted(per_litre)
+
+
+def test_a_tool_and_the_api_share_one_answer_cache(live, api):
+    tool = call(live, "search_deals", {"city": "recife", "limit": 7})
+    rest = api.get("/api/v1/search", params={"city": "recife", "limit": "7"})
+    assert rest.content.decode() == tool.content[0].text  # the cached bytes, as_of included
+
+
+CHEAPEST = [
+    {"city": "sao-paulo", "limit": 50},
+    {"city": "sao-paulo", "lat": -23.5614, "lng": -46.6910, "radius_m": 3000, "limit": 20},
+    {"city": "rio-de-janeiro", "format": "garrafa", "lang": "en"},
+]
+
+
+@pytest.mark.parametrize("query", CHEAPEST)
+def test_cheapest_now_answers_what_the_api_answers(live, api, query):
+    tool = ok(call(live, "cheapest_now", query))
+    cache.clear()
+    rest = api.get("/api/v1/cheapest", params=query)
+    assert rest.status_code == 200
+    assert tool["count"] > 0
+    assert without_clock(tool) == without_clock(rest.json())
+    assert tool["local_time"]
+    if "lat" in query:
+        assert tool["deals"] and all(d["distance_m"] <= query["radius_m"] for d in tool["deals"])
+
+
+@pytest.mark.parametrize("lang", ["pt-BR", "en"])
+def test_get_venue_by_the_slug_of_a_deal_url_answers_what_the_api_answers(live, api, lang):
+    deal = ok(call(live, "search_deals", {"city": "sao-paulo", "lang": lang}))["deals"][0]
+    slug = deal["url"].rstrip("/").rsplit("/", 1)[1]
+    tool = ok(call(live, "get_venue", {"city": "sao-paulo", "venue": slug, "lang": lang}))
+    assert tool["venue"]["name"] == deal["venue"] and tool["venue"]["slug"] == slug
+    assert deal["id"] in [d["id"] for d in tool["deals"]]
+    cache.clear()
+    rest = api.get(f"/api/v1/venues/{tool['venue']['id']}", params={"lang": lang})
+    assert rest.status_code == 200
+    assert without_clock(tool) == without_clock(rest.json())
+
+
+# --- the tools the API does not have ----------------------------------------------------------
+
+
+def test_price_per_litre_converts_like_the_rankings(live):
+    assert ok(call(live, "price_per_litre", {"price_brl": 12.9, "volume_ml": 600})) == {
+        "price_per_litre_brl": 21.5,
+        "litres": 0.6,
+    }
+    bucket = ok(call(live, "price_per_litre", {"price_brl": 29.9, "volume_ml": 355, "units": 5}))
+    assert bucket == {"price_per_litre_brl": 16.85, "litres": 1.775}  # 16.845… rounds half up
+
+
+def test_price_per_litre_of_a_listed_price_matches_the_listed_figure(live):
+    deals = ok(call(live, "search_deals", {"city": "sao-paulo", "limit": 50}))["deals"]
+    catalogue = {f["code"]: f["volume_ml"] for f in ok(call(live, "catalog"))["formats"]}
+    single = [d for d in deals if "×" not in d["serving"]][:5]
+    assert single
+    for deal in single:
+        figure = ok(
+            call(
+                live,
+                "price_per_litre",
+                {"price_brl": deal["price_brl"], "volume_ml": catalogue[deal["format"]]},
+            )
+        )
+        assert figure["price_per_litre_brl"] == deal["price_per_litre_brl"]
+
+
+def test_list_neighbourhoods_counts_what_search_deals_returns(live):
+    answer = ok(call(live, "list_neighbourhoods", {"city": "sao-paulo"}))
+    hoods = answer["neighbourhoods"]
+    assert answer["city"] == "São Paulo" and answer["source"] and answer["as_of"]
+    assert len(hoods) >= 3
+    covered = [(-h["venues"], -h["deals"], h["slug"]) for h in hoods]
+    assert covered == sorted(covered)  # most covered first
+    for hood in hoods[:3]:
+        regular = ok(
+            call(
+                live,
+                "search_deals",
+                {"city": "sao-paulo", "neighbourhood": hood["slug"], "limit": 50},
+            )
+        )["deals"]
+        open_bars = ok(
+            call(
+                live,
+                "search_deals",
+                {
+                    "city": "sao-paulo",
+                    "neighbourhood": hood["slug"],
+                    "kind": "open_bar",
+                    "limit": 50,
+                },
+            )
+        )["deals"]
+        assert hood["deals"] == len(regular) + len(open_bars)
+        assert hood["venues"] == len({d["url"] for d in regular + open_bars})
+        assert hood["cheapest_price_per_litre_brl"] == regular[0]["price_per_litre_brl"]
+
+
+def test_price_index_defaults_to_the_latest_month_and_takes_a_month(live):
+    latest = ok(call(live, "price_index", {"city": "sao-paulo"}))
+    assert latest["month"] and latest["items"] and latest["final"] is False
+    city_cell = next(c for c in latest["items"] if c["scope"] == "city")
+    assert city_cell["key"] is None and city_cell["n"] > 0
+    assert city_cell["min_cents"] <= city_cell["p25_cents"] <= city_cell["median_cents"]
+    assert {c["month"] for c in latest["items"]} == {latest["month"]}
+    year, month = map(int, latest["month"].split("-"))
+    previous = f"{year - (month == 1):04d}-{(month - 2) % 12 + 1:02d}"
+    earlier = ok(call(live, "price_index", {"city": "sao-paulo", "month": previous}))
+    assert earlier["month"] == previous and earlier["final"] is True
+    assert {c["month"] for c in earlier["items"]} <= {previous}
+    empty = ok(call(live, "price_index", {"city": "sao-paulo", "month": "1999-01"}))
+    assert empty["items"] == [] and empty["final"] is True
+
+
+def test_catalog_lists_cities_brands_and_formats_other_tools_accept(live):
+    answer = ok(call(live, "catalog"))
+    assert answer["source"].endswith("ODbL 1.0") and answer["as_of"]
+    slugs = [c["slug"] for c in answer["cities"]]
+    assert "sao-paulo" in slugs and all(c["deal_count"] >= 0 for c in answer["cities"])
+    assert {"garrafa_600", "lata_350"} <= {f["code"] for f in answer["formats"]}
+    brand = answer["brands"][0]["slug"]
+    assert not call(live, "search_deals", {"city": slugs[0], "brand": brand}).is_error
+
+
+# --- bad arguments are tool errors that say what to send ----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, arguments, words",
+    [
+        ("search_deals", {"city": "atlantis"}, ["city", "atlantis", "sao-paulo"]),
+        ("search_deals", {"city": "São Paulo"}, ["city", "city slug", "lowercase"]),
+        ("search_deals", {"city": "sao-paulo", "limit": 0}, ["limit", "from 1 to 50"]),
+        (
+            "search_deals",
+            {"city": "sao-paulo", "kind": "cheap"},
+            ["kind", "regular, happy_hour, promo, combo, open_bar"],
+        ),
+        ("search_deals", {}, ["city", "Required"]),
+        (
+            "cheapest_now",
+            {"city": "sao-paulo", "lat": -23.5, "lng": -46.6, "radius_m": 50},
+            ["radius_m", "from 100 to 10000"],
+        ),
+        ("cheapest_now", {"city": "sao-paulo", "lat": 123}, ["lat", "-90 to 90"]),
+        ("get_venue", {"city": "sao-paulo", "venue": "Bar Do Zé"}, ["venue", "bar slug"]),
+        (
+            "get_venue",
+            {"city": "sao-paulo", "venue": "no-such-bar"},
+            ["venue", "no-such-bar", "url"],
+        ),
+        ("get_venue", {"city": "atlantis", "venue": "bar"}, ["city", "atlantis", "sao-paulo"]),
+        ("list_neighbourhoods", {"city": "atlantis"}, ["city", "atlantis", "catalog"]),
+        ("price_index", {"city": "sao-paulo", "month": "2026-13"}, ["month", "YYYY-MM"]),
+        ("price_per_litre", {"price_brl": 0, "volume_ml": 600}, ["price_brl", "greater than 0"]),
+        ("price_per_litre", {"price_brl": 10, "volume_ml": 600, "units": 51}, ["units", "1 to 50"]),
+    ],
+)
+def test_bad_arguments_are_tool_errors_naming_the_argument(live, name, arguments, words):
+    text = error_text(call(live, name, arguments))
+    for word in words:
+        assert word in text, text
+    assert "Traceback" not in text and "pydantic" not in text
+
+
+# --- protocol errors -------------------------------------------------------------------------
+
+
+def test_an_unknown_tool_is_a_json_rpc_error(live):
+    async def work(session):
+        with pytest.raises(MCPError) as caught:
+            await session.call_tool("drink_for_free", {})
+        return caught.value
+
+    error = session_run(live, work)
+    assert error.code == -32602  # invalid params, as the MCP specification names it
+    assert "drink_for_free" in error.message and "search_deals" in error.message
+
+
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def test_malformed_json_rpc_gets_json_rpc_errors(live, api):
+    broken = api.post("/mcp", content=b'{"jsonrpc": "2.0", "id": 1, "method": ', headers=HEADERS)
+    assert broken.status_code == 400
+    assert broken.json()["error"]["code"] == -32700  # parse error
+    not_rpc = api.post("/mcp", json={"hello": "world"}, headers=HEADERS)
+    assert not_rpc.status_code == 400
+    assert not_rpc.json()["error"]["code"] in (-32600, -32602)  # invalid request
+    unknown = api.post(
+        "/mcp", json={"jsonrpc": "2.0", "id": 7, "method": "beers/free"}, headers=HEADERS
+    )
+    assert unknown.json()["error"]["code"] == -32601 and unknown.json()["id"] == 7
+
+
+def _list_tools_over_raw_http(api, **headers):
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    return api.post("/mcp", json=body, headers={**HEADERS, **headers})
+
+
+def test_host_header_protection_follows_allowed_hosts(live, api):
+    for host in (f"127.0.0.1:{live.port}", f"localhost:{live.port}", "localhost"):
+        response = _list_tools_over_raw_http(api, Host=host)
+        assert response.status_code == 200, host
+        assert {t["name"] for t in response.json()["result"]["tools"]} == TOOL_NAMES
+    assert _list_tools_over_raw_http(api, Host="evil.example").status_code == 421
+    assert _list_tools_over_raw_http(api, Host=f"evil.example:{live.port}").status_code == 421
+    assert _list_tools_over_raw_http(api, Origin="https://evil.example").status_code == 403
+    assert _list_tools_over_raw_http(api, Origin=f"http://localhost:{live.port}").status_code == 200
+
+
+# --- degraded mode ---------------------------------------------------------------------------
+
+
+def test_degraded_mode_is_a_tool_error_pointing_at_the_static_datasets(live, api):
+    degraded.switch_on(retry_after=77)
+    try:
+        text = error_text(call(live, "search_deals", {"city": "sao-paulo"}))
+        assert "/api/v1/index.json" in text and "77" in text
+        for name, arguments in [
+            ("catalog", {}),
+            ("list_neighbourhoods", {"city": "recife"}),
+            ("get_venue", {"city": "recife", "venue": "x"}),
+            ("cheapest_now", {"city": "recife"}),
+            ("price_index", {"city": "recife"}),
+        ]:
+            assert "/api/v1/index.json" in error_text(call(live, name, arguments)), name
+        assert api.get("/api/v1/search", params={"city": "sao-paulo"}).status_code == 503
+        # the converter reads no data: it keeps working
+        assert ok(call(live, "price_per_litre", {"price_brl": 7, "volume_ml": 350})) == {
+            "price_per_litre_brl": 20.0,
+            "litres": 0.35,
+        }
+    finally:
+        degraded.switch_off()
+    assert not call(live, "search_deals", {"city": "sao-paulo"}).is_error
+
+
+# --- rate limit ------------------------------------------------------------------------------
+
+
+def test_mcp_requests_are_rate_limited_per_address_in_their_own_group(live, api, settings):
+    settings.READ_RATE_LIMIT = "3/hour"  # an hour: no window edge falls inside the test
+    for _ in range(3):
+        assert _list_tools_over_raw_http(api).status_code == 200
+    refused = _list_tools_over_raw_http(api)
+    assert refused.status_code == 429
+    assert 0 < int(refused.headers["Retry-After"]) <= 3600
+    assert "/api/v1/index.json" in refused.json()["error"]["message"]
+    # another address (through a trusted proxy) has its own count
+    settings.TRUSTED_PROXY_CIDRS = ["127.0.0.1/32"]
+    other = _list_tools_over_raw_http(api, **{"X-Forwarded-For": "203.0.113.9"})
+    assert other.status_code == 200
+    # the REST reads count in their own group
+    assert api.get("/api/v1/search", params={"city": "recife"}).status_code == 200
