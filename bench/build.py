@@ -62,7 +62,7 @@ def build(dsn: str) -> dict:
             INSERT INTO beers_deal (city_id, venue_id, beer_id, brand_id, format_id, volume_ml,
                 units, packaging, kind, price_cents, open_bar_minutes, service_charge_pct,
                 couvert_cents, conditions, valid_from, valid_until, schedules, verified_at,
-                created_at, confirmations, open_disputes, status)
+                created_at, confirmations, open_disputes, status, credit)
             SELECT v.city_id, v.id, b.id, b.brand_id, f.id, f.volume_ml,
                    u.units, CASE WHEN u.units > 1 THEN 'balde' ELSE 'single' END,
                    k.kind, 300 + floor(random() * 3000)::int,
@@ -73,7 +73,8 @@ def build(dsn: str) -> dict:
                    now() - random() * interval '250 days', now() - interval '300 days',
                    floor(random() * 5)::int, 0,
                    CASE WHEN random() < 0.03 THEN 'disputed'
-                        WHEN random() < 0.03 THEN 'retired' ELSE 'published' END
+                        WHEN random() < 0.03 THEN 'retired' ELSE 'published' END,
+                   ''
             FROM beers_venue v
             CROSS JOIN generate_series(1, {DEALS_PER_VENUE}) d
             CROSS JOIN LATERAL (SELECT 1 + floor(random() * 20)::int AS id, d AS g) bx

@@ -89,9 +89,10 @@ def seed(rows: int) -> City:
             """
             INSERT INTO beers_deal (city_id, venue_id, format_id, volume_ml, units, packaging,
                                     kind, price_cents, conditions, schedules, verified_at,
-                                    created_at, confirmations, open_disputes, status)
+                                    created_at, confirmations, open_disputes, status, credit)
             SELECT %s, %s + (g %% %s), %s, 600, 1, 'single', 'regular', 500 + (g %% 3000), '',
-                   '[]'::jsonb, now() - (g %% 200) * interval '1 day', now(), 0, 0, 'published'
+                   '[]'::jsonb, now() - (g %% 200) * interval '1 day', now(), 0, 0, 'published',
+                   ''
             FROM generate_series(0, %s - 1) g""",
             [city.id, first_venue, venues, fmt, rows],
         )
