@@ -19,8 +19,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 
-from django.db.models import Max, Q, QuerySet
-from django.db.models.functions import Coalesce, ExtractMonth, ExtractYear
+from django.db.models import F, Max, Q, QuerySet, Window
+from django.db.models.functions import Coalesce, ExtractMonth, ExtractYear, RowNumber
 from django.utils import timezone
 
 from beers.models import City, DealKind, PriceCheck
@@ -129,23 +129,33 @@ def latest_month(city: City) -> str | None:
     return f"{local.year:04d}-{local.month:02d}"
 
 
-def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | None):
+def _observations(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    """(year, month, price_cents, units, volume_ml, format type, bairro, brand) for the last
+    check of each price inside each city-local month, month by month (the database picks the
+    last check, so memory holds one month's observations at most)."""
     tz = city.tz
     checks = observation_checks(city)
     if start is not None:
         checks = checks.filter(checked_at__gte=start, checked_at__lt=end)
+    year = ExtractYear("checked_at", tzinfo=tz)
+    month = ExtractMonth("checked_at", tzinfo=tz)
     return (
         checks.annotate(
             brand_slug=Coalesce("deal__beer__brand__slug", "deal__brand__slug"),
-            local_year=ExtractYear("checked_at", tzinfo=tz),
-            local_month=ExtractMonth("checked_at", tzinfo=tz),
+            local_year=year,
+            local_month=month,
+            newest_first=Window(
+                RowNumber(),
+                partition_by=[F("deal_id"), year, month],
+                order_by=[F("checked_at").desc(), F("id").desc()],
+            ),
         )
-        .order_by("deal_id", "checked_at", "id")
+        .filter(newest_first=1)
+        .order_by("local_year", "local_month")
         .values_list(
-            "deal_id",
-            "price_cents",
             "local_year",
             "local_month",
+            "price_cents",
             "deal__units",
             "deal__volume_ml",
             "deal__format__type",
@@ -156,18 +166,27 @@ def _observation_rows(city: City, start: dt.datetime | None, end: dt.datetime | 
     )
 
 
-def _last_check_per_month(rows: Iterable[tuple]) -> Iterable[tuple[str, tuple]]:
-    """(month, row) for the last check of each price inside each city-local month; rows come
-    ordered by price, then time, so one price's months are complete when the next starts."""
-    current_deal, months = None, {}
-    for row in rows:
-        if row[0] != current_deal:
-            for (year, mon), last in months.items():
-                yield f"{year:04d}-{mon:02d}", last
-            current_deal, months = row[0], {}
-        months[(row[2], row[3])] = row  # later checks overwrite
-    for (year, mon), last in months.items():
-        yield f"{year:04d}-{mon:02d}", last
+def _months(rows: Iterable[tuple]) -> Iterable[tuple[str, dict]]:
+    """("YYYY-MM", {(scope, key): [(numerator, denominator), ...]}) one month at a time."""
+    current, cells = None, defaultdict(list)
+    # Few distinct (price, serving) pairs repeat over many prices: keep one tuple of each, so
+    # the cells hold references rather than a new tuple per observation.
+    shared: dict[tuple[int, int], tuple[int, int]] = {}
+    for year, mon, price_cents, units, volume_ml, fmt_type, hood, brand in rows:
+        if (year, mon) != current:
+            if current is not None:
+                yield f"{current[0]:04d}-{current[1]:02d}", cells
+            current, cells = (year, mon), defaultdict(list)
+        value = (price_cents * 1000, units * volume_ml)
+        value = shared.setdefault(value, value)
+        cells[("city", None)].append(value)
+        cells[("format", fmt_type)].append(value)
+        if hood is not None:
+            cells[("neighbourhood", hood)].append(value)
+        if brand is not None:
+            cells[("brand", brand)].append(value)
+    if current is not None:
+        yield f"{current[0]:04d}-{current[1]:02d}", cells
 
 
 def price_index(
@@ -180,36 +199,19 @@ def price_index(
     tz = city.tz
     now = now or timezone.now()
     start, end = month_bounds(month, tz) if month is not None else (None, None)
-    cells: dict[tuple[str, str, str | None], list[tuple[int, int]]] = defaultdict(list)
-    for mon, row in _last_check_per_month(_observation_rows(city, start, end)):
-        _deal, price_cents, _year, _month, units, volume_ml, fmt_type, hood, brand = row
-        value = (price_cents * 1000, units * volume_ml)
-        cells[(mon, "city", None)].append(value)
-        cells[(mon, "format", fmt_type)].append(value)
-        if hood is not None:
-            cells[(mon, "neighbourhood", hood)].append(value)
-        if brand is not None:
-            cells[(mon, "brand", brand)].append(value)
-
-    def order(key):
-        mon, scope, cell_key = key
-        return (mon, SCOPES.index(scope), cell_key or "")
-
-    finals: dict[str, bool] = {}
     out = []
-    for key in sorted(cells, key=order):
-        mon, scope, cell_key = key
-        if mon not in finals:
-            finals[mon] = month_is_final(mon, tz, now)
-        out.append(
-            {
-                "month": mon,
-                "final": finals[mon],
-                "scope": scope,
-                "key": cell_key,
-                **cell_figures(cells[key]),
-            }
-        )
+    for mon, cells in _months(_observations(city, start, end)):
+        final = month_is_final(mon, tz, now)
+        for scope, key in sorted(cells, key=lambda k: (SCOPES.index(k[0]), k[1] or "")):
+            out.append(
+                {
+                    "month": mon,
+                    "final": final,
+                    "scope": scope,
+                    "key": key,
+                    **cell_figures(cells[(scope, key)]),
+                }
+            )
     return out
 
 
