@@ -370,6 +370,15 @@ class Deal(models.Model):
                 name="deal_rank",
                 condition=Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR),
             ),
+            # The distinct schedules of a city (when a cached "cheapest" answer must end): an
+            # index-only scan.
+            models.Index(
+                fields=["city", "schedules"],
+                name="deal_schedules",
+                condition=Q(status__in=RANKED_STATUSES)
+                & ~Q(kind=DealKind.OPEN_BAR)
+                & ~Q(schedules=[]),
+            ),
             # Open bars rank by package price.
             models.Index(
                 "city",
