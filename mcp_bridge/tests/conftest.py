@@ -50,8 +50,9 @@ class LiveServer:
 def _refuse_a_real_database() -> None:
     """pytest-django creates the test database only when a collected test carries the django_db
     mark; without one, `live` would load and flush the developer's own database."""
-    name = connection.settings_dict["NAME"]
-    if not name.startswith("test_"):
+    name = str(connection.settings_dict["NAME"])
+    in_memory_test_db = connection.vendor == "sqlite" and connection.is_in_memory_db()
+    if not (name.startswith("test_") or in_memory_test_db):
         raise RuntimeError(f"refusing to load and flush {name!r}: mark the tests django_db")
 
 
