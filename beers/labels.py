@@ -147,8 +147,12 @@ def _date_text(day: dt.date, lang: str) -> str:
     return f"{day:%d/%m/%Y}"
 
 
-def schedule_text(schedules: list[dict], lang: str, valid_from: dt.date | None = None,
-                  valid_until: dt.date | None = None) -> str | None:
+def schedule_text(
+    schedules: list[dict],
+    lang: str,
+    valid_from: dt.date | None = None,
+    valid_until: dt.date | None = None,
+) -> str | None:
     """The `when` of a price: its weekly windows and validity dates, or None when always on."""
     if not schedules and not valid_from and not valid_until:
         return None
@@ -157,16 +161,19 @@ def schedule_text(schedules: list[dict], lang: str, valid_from: dt.date | None =
 
 
 @_memo
-def _schedule_text(windows: tuple, lang: str, valid_from: dt.date | None,
-                   valid_until: dt.date | None) -> str | None:
+def _schedule_text(
+    windows: tuple, lang: str, valid_from: dt.date | None, valid_until: dt.date | None
+) -> str | None:
     with language(lang):
         parts = [
             f"{days_text(list(days))} {hours_text(start, end, lang)}"
             for days, start, end in windows
         ]
         if valid_from and valid_until:
-            parts.append(_("from %(start)s to %(end)s") % {
-                "start": _date_text(valid_from, lang), "end": _date_text(valid_until, lang)})
+            parts.append(
+                _("from %(start)s to %(end)s")
+                % {"start": _date_text(valid_from, lang), "end": _date_text(valid_until, lang)}
+            )
         elif valid_until:
             parts.append(_("until %(end)s") % {"end": _date_text(valid_until, lang)})
         elif valid_from:
@@ -184,14 +191,20 @@ def confirmed_label(confirmations: int, lang: str) -> str | None:
     if confirmations < 3:
         return None
     with language(lang):
-        return ngettext(
-            "confirmed by %(n)d person", "confirmed by %(n)d people", confirmations
-        ) % {"n": confirmations}
+        return ngettext("confirmed by %(n)d person", "confirmed by %(n)d people", confirmations) % {
+            "n": confirmations
+        }
 
 
 @_memo
-def price_label(*, price_cents: int, price_per_litre: float | None, open_bar_minutes: int | None,
-                confirmations: int, lang: str) -> str:
+def price_label(
+    *,
+    price_cents: int,
+    price_per_litre: float | None,
+    open_bar_minutes: int | None,
+    confirmations: int,
+    lang: str,
+) -> str:
     """'R$ 12,90 (R$ 21,50/L)', 'R$ 89,90 · open bar 2h', plus the confirmed label."""
     with language(lang):
         if price_per_litre is None:

@@ -31,9 +31,7 @@ class City(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(_("nome"), max_length=80)
     state = models.CharField(_("UF"), max_length=2, choices=[(uf, uf) for uf in UF_CODES])
-    timezone = models.CharField(
-        _("fuso horário"), max_length=64, validators=[validate_timezone]
-    )
+    timezone = models.CharField(_("fuso horário"), max_length=64, validators=[validate_timezone])
     lat = models.FloatField()
     lng = models.FloatField()
     active = models.BooleanField(_("ativa"), default=False)
@@ -46,9 +44,7 @@ class City(models.Model):
             models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="city_slug_format"),
             models.CheckConstraint(condition=Q(state__in=UF_CODES), name="city_state_uf"),
             models.CheckConstraint(condition=Q(lat__gte=-90, lat__lte=90), name="city_lat_range"),
-            models.CheckConstraint(
-                condition=Q(lng__gte=-180, lng__lte=180), name="city_lng_range"
-            ),
+            models.CheckConstraint(condition=Q(lng__gte=-180, lng__lte=180), name="city_lng_range"),
             models.CheckConstraint(condition=~Q(timezone=""), name="city_timezone_set"),
         ]
 
@@ -68,7 +64,9 @@ class Neighbourhood(models.Model):
     slug = models.SlugField(max_length=80)
     name = models.CharField(_("nome"), max_length=120)
     boundary = models.JSONField(
-        _("limite (GeoJSON)"), null=True, blank=True,
+        _("limite (GeoJSON)"),
+        null=True,
+        blank=True,
         help_text=_("Geometria GeoJSON (Polygon ou MultiPolygon), lon/lat WGS 84."),
     )
 
@@ -121,9 +119,7 @@ class Venue(models.Model):
     instagram = models.CharField(max_length=30, blank=True, default="")
     opening_hours = models.CharField(_("horário"), max_length=255, blank=True, default="")
     attributes = models.JSONField(_("atributos"), default=list, blank=True)
-    status = models.CharField(
-        max_length=8, choices=VenueStatus.choices, default=VenueStatus.OPEN
-    )
+    status = models.CharField(max_length=8, choices=VenueStatus.choices, default=VenueStatus.OPEN)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -133,15 +129,11 @@ class Venue(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["city", "slug"], name="venue_slug_per_city"),
             models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="venue_slug_format"),
-            models.CheckConstraint(
-                condition=Q(kind__in=VenueKind.values), name="venue_kind_valid"
-            ),
+            models.CheckConstraint(condition=Q(kind__in=VenueKind.values), name="venue_kind_valid"),
             models.CheckConstraint(
                 condition=Q(status__in=VenueStatus.values), name="venue_status_valid"
             ),
-            models.CheckConstraint(
-                condition=Q(lat__gte=-90, lat__lte=90), name="venue_lat_range"
-            ),
+            models.CheckConstraint(condition=Q(lat__gte=-90, lat__lte=90), name="venue_lat_range"),
             models.CheckConstraint(
                 condition=Q(lng__gte=-180, lng__lte=180), name="venue_lng_range"
             ),
@@ -300,7 +292,9 @@ class Deal(models.Model):
     valid_from = models.DateField(_("válido de"), null=True, blank=True)
     valid_until = models.DateField(_("válido até"), null=True, blank=True)
     schedules = models.JSONField(
-        _("horários"), default=list, blank=True,
+        _("horários"),
+        default=list,
+        blank=True,
         help_text=_('Lista de {"days": [0-6], "start": "HH:MM", "end": "HH:MM"}; 0 = domingo.'),
     )
     verified_at = models.DateTimeField(_("última checagem"), default=timezone.now)

@@ -10,12 +10,23 @@ VENUES_PER_CITY = 1000
 DEALS_PER_VENUE = 10
 
 FORMATS = [
-    ("lata_350", "lata", 350), ("lata_473", "lata", 473), ("long_neck_355", "long_neck", 355),
-    ("garrafa_600", "garrafa", 600), ("litrao_1000", "litrao", 1000),
-    ("chopp_300", "chopp", 300), ("chopp_500", "chopp", 500), ("torre_2500", "torre", 2500),
+    ("lata_350", "lata", 350),
+    ("lata_473", "lata", 473),
+    ("long_neck_355", "long_neck", 355),
+    ("garrafa_600", "garrafa", 600),
+    ("litrao_1000", "litrao", 1000),
+    ("chopp_300", "chopp", 300),
+    ("chopp_500", "chopp", 500),
+    ("torre_2500", "torre", 2500),
 ]
-ZONES = ["America/Sao_Paulo", "America/Manaus", "America/Recife", "America/Noronha",
-         "America/Cuiaba", "America/Belem"]
+ZONES = [
+    "America/Sao_Paulo",
+    "America/Manaus",
+    "America/Recife",
+    "America/Noronha",
+    "America/Cuiaba",
+    "America/Belem",
+]
 
 
 def build(dsn: str) -> dict:
@@ -32,22 +43,35 @@ def build(dsn: str) -> dict:
             for code, type_, volume in FORMATS:
                 cur.execute(
                     "INSERT INTO beers_format (code, type, volume_ml, label_pt, label_en) "
-                    "VALUES (%s, %s, %s, %s, %s)", (code, type_, volume, code, code))
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    (code, type_, volume, code, code),
+                )
             for i in range(20):
-                cur.execute("INSERT INTO beers_brand (slug, name) VALUES (%s, %s)",
-                            (f"brand-{i}", f"Brand {i}"))
-                cur.execute("INSERT INTO beers_beer (slug, name, brand_id) VALUES (%s, %s, %s)",
-                            (f"beer-{i}", f"Beer {i}", i + 1))
+                cur.execute(
+                    "INSERT INTO beers_brand (slug, name) VALUES (%s, %s)",
+                    (f"brand-{i}", f"Brand {i}"),
+                )
+                cur.execute(
+                    "INSERT INTO beers_beer (slug, name, brand_id) VALUES (%s, %s, %s)",
+                    (f"beer-{i}", f"Beer {i}", i + 1),
+                )
             for c in range(CITIES):
                 cur.execute(
                     "INSERT INTO beers_city (slug, name, state, timezone, lat, lng, active) "
                     "VALUES (%s, %s, 'SP', %s, %s, %s, true)",
-                    (f"city-{c}", f"City {c}", ZONES[c % len(ZONES)],
-                     -30 + (c % 10) * 2.5, -60 + (c // 10) * 2.5))
+                    (
+                        f"city-{c}",
+                        f"City {c}",
+                        ZONES[c % len(ZONES)],
+                        -30 + (c % 10) * 2.5,
+                        -60 + (c // 10) * 2.5,
+                    ),
+                )
                 for b in range(10):
                     cur.execute(
-                        "INSERT INTO beers_neighbourhood (city_id, slug, name) "
-                        "VALUES (%s, %s, %s)", (c + 1, f"bairro-{b}", f"Bairro {b}"))
+                        "INSERT INTO beers_neighbourhood (city_id, slug, name) VALUES (%s, %s, %s)",
+                        (c + 1, f"bairro-{b}", f"Bairro {b}"),
+                    )
         # Bars scattered within ~10 km of their city's centre.
         conn.execute(f"""
             INSERT INTO beers_venue (city_id, slug, name, kind, on_site, neighbourhood_id,

@@ -32,9 +32,9 @@ if OWN_DB and "--child" not in sys.argv:
     with psycopg.connect(admin, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (OWN_DB,)).fetchone():
             conn.execute(f'CREATE DATABASE "{OWN_DB}"')
-    os.environ["DATABASE_URL"] = admin.rsplit("/", 1)[0].replace(
-        "postgresql://", "postgres://"
-    ) + f"/{OWN_DB}"
+    os.environ["DATABASE_URL"] = (
+        admin.rsplit("/", 1)[0].replace("postgresql://", "postgres://") + f"/{OWN_DB}"
+    )
     os.environ.setdefault("DEBUG", "1")
 
 import django  # noqa: E402

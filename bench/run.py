@@ -35,8 +35,7 @@ def ensure_database() -> dict:
     with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DB_NAME,)).fetchone():
             conn.execute(f'CREATE DATABASE "{DB_NAME}"')
-    env = {**os.environ, "DATABASE_URL": DSN.replace("postgresql://", "postgres://"),
-           "DEBUG": "1"}
+    env = {**os.environ, "DATABASE_URL": DSN.replace("postgresql://", "postgres://"), "DEBUG": "1"}
     sh(sys.executable, "manage.py", "migrate", "-v0", env=env)
     started = time.perf_counter()
     counts = build(DSN)
@@ -53,15 +52,34 @@ def free_port() -> int:
 class Server:
     def __init__(self, **extra_env):
         self.port = free_port()
-        self.env = {**os.environ, "DATABASE_URL": DSN.replace("postgresql://", "postgres://"),
-                    "DJANGO_SETTINGS_MODULE": "bench.settings", "DJANGO_SECRET_KEY": "bench-only",
-                    "ENVIRONMENT": "staging", "ALLOWED_HOSTS": "127.0.0.1,localhost",
-                    "READ_RATE_LIMIT": "off", "LOG_LEVEL": "WARNING", **extra_env}
+        self.env = {
+            **os.environ,
+            "DATABASE_URL": DSN.replace("postgresql://", "postgres://"),
+            "DJANGO_SETTINGS_MODULE": "bench.settings",
+            "DJANGO_SECRET_KEY": "bench-only",
+            "ENVIRONMENT": "staging",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "READ_RATE_LIMIT": "off",
+            "LOG_LEVEL": "WARNING",
+            **extra_env,
+        }
         self.base = f"http://127.0.0.1:{self.port}"
 
     def __enter__(self):
-        cmd = ["taskset", "-c", "0", sys.executable, "-m", "uvicorn", "config.asgi:application",
-               "--port", str(self.port), "--no-access-log", "--log-level", "warning"]
+        cmd = [
+            "taskset",
+            "-c",
+            "0",
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--port",
+            str(self.port),
+            "--no-access-log",
+            "--log-level",
+            "warning",
+        ]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env)
         for _ in range(200):
             try:
@@ -100,16 +118,25 @@ def search_plan() -> tuple[str, bool]:
         ".values(*render.DEAL_COLUMNS)[:20];"
         "print(qs.explain(analyze=True))"
     )
-    env = {**os.environ, "DATABASE_URL": DSN.replace("postgresql://", "postgres://"),
-           "DEBUG": "1"}
-    plan = subprocess.run([sys.executable, "manage.py", "shell", "-c", code], cwd=ROOT, env=env,
-                          check=True, capture_output=True, text=True).stdout
+    env = {**os.environ, "DATABASE_URL": DSN.replace("postgresql://", "postgres://"), "DEBUG": "1"}
+    plan = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return plan, "Sort" not in plan
 
 
 def wrk(url: str, seconds: int = 10) -> float:
-    out = subprocess.run(["taskset", "-c", "1", "wrk", "-t1", "-c16", f"-d{seconds}s", url],
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        ["taskset", "-c", "1", "wrk", "-t1", "-c16", f"-d{seconds}s", url],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     for line in out.splitlines():
         if line.startswith("Requests/sec:"):
             return float(line.split()[1])
@@ -135,15 +162,25 @@ def main() -> int:
             c = rng.randrange(100)
             lat = -30 + (c % 10) * 2.5 + rng.uniform(-0.05, 0.05)
             lng = -60 + (c // 10) * 2.5 + rng.uniform(-0.05, 0.05)
-            cheapest_ms += timed(client, f"/api/v1/cheapest?city=city-{c}&lat={lat:.5f}"
-                                 f"&lng={lng:.5f}&radius_m=2000", 1)
-        filtered_ms = [timed(client, f"/api/v1/search?city={rng.choice(cities)}"
-                             "&format=garrafa&brand=brand-3&limit=50", 1)[0] for _ in range(200)]
+            cheapest_ms += timed(
+                client,
+                f"/api/v1/cheapest?city=city-{c}&lat={lat:.5f}&lng={lng:.5f}&radius_m=2000",
+                1,
+            )
+        filtered_ms = [
+            timed(
+                client,
+                f"/api/v1/search?city={rng.choice(cities)}&format=garrafa&brand=brand-3&limit=50",
+                1,
+            )[0]
+            for _ in range(200)
+        ]
     results["uncached_search_ms"] = {"p50": pct(search_ms, 50), "p95": pct(search_ms, 95)}
-    results["uncached_search_filtered_ms"] = {"p50": pct(filtered_ms, 50),
-                                              "p95": pct(filtered_ms, 95)}
-    results["uncached_cheapest_2km_ms"] = {"p50": pct(cheapest_ms, 50),
-                                           "p95": pct(cheapest_ms, 95)}
+    results["uncached_search_filtered_ms"] = {
+        "p50": pct(filtered_ms, 50),
+        "p95": pct(filtered_ms, 95),
+    }
+    results["uncached_cheapest_2km_ms"] = {"p50": pct(cheapest_ms, 50), "p95": pct(cheapest_ms, 95)}
     print("uncached search:", results["uncached_search_ms"], flush=True)
     print("uncached filtered search:", results["uncached_search_filtered_ms"], flush=True)
     print("uncached cheapest 2 km:", results["uncached_cheapest_2km_ms"], flush=True)
@@ -153,8 +190,11 @@ def main() -> int:
             httpx.get(url)
             cached = wrk(url)
             trivial = wrk(f"{server.base}/bench/ping")
-        results["throughput_rps"] = {"cached_search": cached, "trivial": trivial,
-                                     "ratio": round(cached / trivial, 2)}
+        results["throughput_rps"] = {
+            "cached_search": cached,
+            "trivial": trivial,
+            "ratio": round(cached / trivial, 2),
+        }
         print("throughput (1 server core, wrk on the other):", results["throughput_rps"])
     else:
         print("wrk not installed (apt-get install wrk): throughput skipped")

@@ -16,8 +16,9 @@ def _ensure_database(psycopg, dsn: str) -> None:
         if "does not exist" not in str(exc):
             raise
     name = conninfo_to_dict(dsn)["dbname"]
-    with psycopg.connect(make_conninfo(dsn, dbname="postgres"), connect_timeout=3,
-                         autocommit=True) as conn:
+    with psycopg.connect(
+        make_conninfo(dsn, dbname="postgres"), connect_timeout=3, autocommit=True
+    ) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     print(f"backends: created database {name}")
 

@@ -29,17 +29,38 @@ def test_docs_page_renders(client, db):
 
 @pytest.mark.live
 @pytest.mark.django_db(transaction=True, reset_sequences=True)
-def test_schemathesis_finds_no_failure_in_the_read_operations(live_server, bar, formats,
-                                                               settings):
+def test_schemathesis_finds_no_failure_in_the_read_operations(live_server, bar, formats, settings):
     settings.READ_RATE_LIMIT = "off"
     make_deals(bar, formats, 5)
-    make_deals(bar, formats, 2, kind="happy_hour",
-               schedules=[{"days": [1, 2, 3, 4, 5], "start": "17:00", "end": "20:00"}])
+    make_deals(
+        bar,
+        formats,
+        2,
+        kind="happy_hour",
+        schedules=[{"days": [1, 2, 3, 4, 5], "start": "17:00", "end": "20:00"}],
+    )
     result = subprocess.run(
-        [sys.executable, "-m", "schemathesis.cli", "run",
-         f"{live_server.url}/api/v1/openapi.json", "--checks", "all", "--mode", "all",
-         "--include-method", "GET", "--max-examples", "40", "--seed", "1", "--no-color"],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "schemathesis.cli",
+            "run",
+            f"{live_server.url}/api/v1/openapi.json",
+            "--checks",
+            "all",
+            "--mode",
+            "all",
+            "--include-method",
+            "GET",
+            "--max-examples",
+            "40",
+            "--seed",
+            "1",
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stdout[-4000:]
     assert "passed" in result.stdout and "404 Not Found" not in result.stdout

@@ -21,17 +21,36 @@ from tests.conftest import make_deals
 pytestmark = pytest.mark.django_db
 
 DEAL_KEYS = {
-    "venue", "neighbourhood", "url", "beer", "brand", "serving", "format", "price_brl",
-    "price_label", "kind", "when", "service_charge_pct", "couvert_brl", "conditions",
-    "verified_on", "possibly_out_of_date", "confirmations",
+    "venue",
+    "neighbourhood",
+    "url",
+    "beer",
+    "brand",
+    "serving",
+    "format",
+    "price_brl",
+    "price_label",
+    "kind",
+    "when",
+    "service_charge_pct",
+    "couvert_brl",
+    "conditions",
+    "verified_on",
+    "possibly_out_of_date",
+    "confirmations",
 }
 ENVELOPE_KEYS = {"city", "city_url", "as_of", "count", "deals", "source"}
 
 
 def test_search_answer_has_every_documented_key(client, bar, formats):
     make_deals(bar, formats, 2, service_charge_pct=10, couvert_cents=1500)
-    deal_create(venue=bar, format=formats["lata_350"], price_cents=5990, kind="open_bar",
-                open_bar_minutes=120)
+    deal_create(
+        venue=bar,
+        format=formats["lata_350"],
+        price_cents=5990,
+        kind="open_bar",
+        open_bar_minutes=120,
+    )
     response = client.get("/api/v1/search", {"city": "sao-paulo"})
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
@@ -49,8 +68,13 @@ def test_search_answer_has_every_documented_key(client, bar, formats):
 
 def test_open_bars_only_with_their_kind_and_without_price_per_litre(client, bar, formats):
     make_deals(bar, formats, 1)
-    deal_create(venue=bar, format=formats["lata_350"], price_cents=5990, kind="open_bar",
-                open_bar_minutes=120)
+    deal_create(
+        venue=bar,
+        format=formats["lata_350"],
+        price_cents=5990,
+        kind="open_bar",
+        open_bar_minutes=120,
+    )
     body = client.get("/api/v1/search", {"city": "sao-paulo", "kind": "open_bar"}).json()
     assert [d["kind"] for d in body["deals"]] == ["open_bar"]
     assert "price_per_litre_brl" not in body["deals"][0]
@@ -60,15 +84,23 @@ def test_open_bars_only_with_their_kind_and_without_price_per_litre(client, bar,
 def test_format_query_is_our_filter_not_a_renderer_switch(client, bar, formats):
     make_deals(bar, formats, 1)
     deal_create(venue=bar, format=formats["lata_350"], price_cents=400)
-    for value, expected in (("lata", ["lata_350"]), ("garrafa_600", ["garrafa_600"]),
-                            ("litrao", [])):
+    for value, expected in (
+        ("lata", ["lata_350"]),
+        ("garrafa_600", ["garrafa_600"]),
+        ("litrao", []),
+    ):
         body = client.get("/api/v1/search", {"city": "sao-paulo", "format": value}).json()
         assert [d["format"] for d in body["deals"]] == expected
 
 
 def test_english_labels_and_links(client, bar, formats):
-    make_deals(bar, formats, 1, kind="happy_hour",
-               schedules=[{"days": [1, 2, 3, 4, 5], "start": "17:00", "end": "20:00"}])
+    make_deals(
+        bar,
+        formats,
+        1,
+        kind="happy_hour",
+        schedules=[{"days": [1, 2, 3, 4, 5], "start": "17:00", "end": "20:00"}],
+    )
     body = client.get("/api/v1/search", {"city": "sao-paulo", "lang": "en"}).json()
     deal = body["deals"][0]
     assert deal["serving"] == "600 ml bottle"
@@ -92,8 +124,9 @@ def test_cheapest_has_local_time_and_distance_only_with_a_point(client, bar, for
     plain = client.get("/api/v1/cheapest", {"city": "sao-paulo"}).json()
     assert "local_time" in plain and plain["local_time"].endswith("-03:00")
     assert all("distance_m" not in d for d in plain["deals"])
-    near = client.get("/api/v1/cheapest",
-                      {"city": "sao-paulo", "lat": "-23.555", "lng": "-46.69"}).json()
+    near = client.get(
+        "/api/v1/cheapest", {"city": "sao-paulo", "lat": "-23.555", "lng": "-46.69"}
+    ).json()
     assert [d["distance_m"] for d in near["deals"]] == [0, 0]
     only_lat = client.get("/api/v1/cheapest", {"city": "sao-paulo", "lat": "-23.555"}).json()
     assert all("distance_m" not in d for d in only_lat["deals"])
@@ -101,8 +134,13 @@ def test_cheapest_has_local_time_and_distance_only_with_a_point(client, bar, for
 
 def test_venue_answer(client, bar, formats):
     make_deals(bar, formats, 2)
-    deal_create(venue=bar, format=formats["lata_350"], price_cents=5990, kind="open_bar",
-                open_bar_minutes=60)
+    deal_create(
+        venue=bar,
+        format=formats["lata_350"],
+        price_cents=5990,
+        kind="open_bar",
+        open_bar_minutes=60,
+    )
     body = client.get(f"/api/v1/venues/{bar.id}").json()
     assert ENVELOPE_KEYS <= set(body)
     assert [d["kind"] for d in body["deals"]] == ["regular", "regular", "open_bar"]
@@ -110,13 +148,23 @@ def test_venue_answer(client, bar, formats):
     assert venue["name"] == "Bar do Zé" and venue["drink_on_site"] is True
     assert venue["instagram"] == "bardoze" and venue["address"] is None
     assert venue["url"].endswith("/sao-paulo/bar-do-ze")
-    assert set(venue) >= {"name", "url", "kind", "drink_on_site", "neighbourhood", "address",
-                          "lat", "lng", "instagram", "opening_hours", "attributes"}
+    assert set(venue) >= {
+        "name",
+        "url",
+        "kind",
+        "drink_on_site",
+        "neighbourhood",
+        "address",
+        "lat",
+        "lng",
+        "instagram",
+        "opening_hours",
+        "attributes",
+    }
 
 
 def test_venue_without_prices_has_no_url(client, city):
-    bare = venue_create(city=city, name="Sem Preço", lat=-23.5, lng=-46.6, kind="bar",
-                        on_site=True)
+    bare = venue_create(city=city, name="Sem Preço", lat=-23.5, lng=-46.6, kind="bar", on_site=True)
     body = client.get(f"/api/v1/venues/{bare.id}").json()
     assert body["venue"]["url"] is None and body["deals"] == [] and body["count"] == 0
 
@@ -129,10 +177,16 @@ BAD_QUERIES = [
     ("/api/v1/search", {"city": "sao-paulo", "limit": "51"}, ["limit"]),
     ("/api/v1/search", {"city": "sao-paulo", "limit": "2.5"}, ["limit"]),
     ("/api/v1/search", {"city": "sao-paulo", "max_price_per_litre": "0"}, ["max_price_per_litre"]),
-    ("/api/v1/search", {"city": "sao-paulo", "max_price_per_litre": "1000.01"},
-     ["max_price_per_litre"]),
-    ("/api/v1/search", {"city": "sao-paulo", "max_price_per_litre": "nan"},
-     ["max_price_per_litre"]),
+    (
+        "/api/v1/search",
+        {"city": "sao-paulo", "max_price_per_litre": "1000.01"},
+        ["max_price_per_litre"],
+    ),
+    (
+        "/api/v1/search",
+        {"city": "sao-paulo", "max_price_per_litre": "nan"},
+        ["max_price_per_litre"],
+    ),
     ("/api/v1/search", {"city": "sao-paulo", "format": "l"}, ["format"]),
     ("/api/v1/search", {"city": "sao-paulo", "format": "x" * 41}, ["format"]),
     ("/api/v1/search", {"city": "sao-paulo", "format": "Lata"}, ["format"]),
@@ -165,11 +219,14 @@ def test_bad_queries_get_400_with_one_issue_per_parameter(client, city, path, pa
 
 
 GOOD_EDGES = [
-    ("/api/v1/search", {"limit": "1"}), ("/api/v1/search", {"limit": "50"}),
+    ("/api/v1/search", {"limit": "1"}),
+    ("/api/v1/search", {"limit": "50"}),
     ("/api/v1/search", {"max_price_per_litre": "1000"}),
     ("/api/v1/search", {"max_price_per_litre": "0.01"}),
-    ("/api/v1/search", {"format": "ab"}), ("/api/v1/search", {"format": "a" * 40}),
-    ("/api/v1/search", {"neighbourhood": "nowhere"}), ("/api/v1/search", {"brand": "nobody"}),
+    ("/api/v1/search", {"format": "ab"}),
+    ("/api/v1/search", {"format": "a" * 40}),
+    ("/api/v1/search", {"neighbourhood": "nowhere"}),
+    ("/api/v1/search", {"brand": "nobody"}),
     ("/api/v1/cheapest", {"radius_m": "100", "lat": "90", "lng": "180"}),
     ("/api/v1/cheapest", {"radius_m": "10000", "lat": "-90", "lng": "-180"}),
     ("/api/v1/cheapest", {"limit": "50", "lang": "en"}),
@@ -183,10 +240,12 @@ def test_values_on_the_bounds_are_accepted(client, city, path, params):
 
 
 def test_unknown_city_and_bar_are_404(client, city):
-    for path, params in (("/api/v1/search", {"city": "recife"}),
-                         ("/api/v1/cheapest", {"city": "recife"}),
-                         ("/api/v1/venues/999999", {}),
-                         ("/api/v1/venues/99999999999999999999999", {})):
+    for path, params in (
+        ("/api/v1/search", {"city": "recife"}),
+        ("/api/v1/cheapest", {"city": "recife"}),
+        ("/api/v1/venues/999999", {}),
+        ("/api/v1/venues/99999999999999999999999", {}),
+    ):
         response = client.get(path, params)
         assert response.status_code == 404
         assert response.json()["error"] == "not_found"
@@ -210,10 +269,16 @@ def test_errors_under_api_are_json(client, db):
 
 
 @pytest.mark.parametrize("n", [3, 40])
-def test_each_endpoint_runs_a_constant_number_of_queries(client, bar, formats, n,
-                                                         django_assert_num_queries):
-    make_deals(bar, formats, n, kind="happy_hour",
-               schedules=[{"days": list(range(7)), "start": "00:00", "end": "24:00"}])
+def test_each_endpoint_runs_a_constant_number_of_queries(
+    client, bar, formats, n, django_assert_num_queries
+):
+    make_deals(
+        bar,
+        formats,
+        n,
+        kind="happy_hour",
+        schedules=[{"days": list(range(7)), "start": "00:00", "end": "24:00"}],
+    )
     names.snapshot()  # the per-process catalogue names, loaded once
     with django_assert_num_queries(2):
         assert client.get("/api/v1/search", {"city": "sao-paulo", "limit": 50}).status_code == 200
@@ -234,8 +299,9 @@ def test_answers_are_cached_with_cache_control(client, bar, formats, django_asse
 
 
 def test_open_cors_on_the_api(client, bar, formats):
-    response = client.get("/api/v1/search", {"city": "sao-paulo"},
-                          HTTP_ORIGIN="https://example.org")
+    response = client.get(
+        "/api/v1/search", {"city": "sao-paulo"}, HTTP_ORIGIN="https://example.org"
+    )
     assert response["Access-Control-Allow-Origin"] == "*"
 
 
@@ -243,9 +309,19 @@ def test_cheapest_answer_never_outlives_the_next_schedule_edge(client, bar, form
     local = timezone.now().astimezone(bar.city.tz)
     start = (local + dt.timedelta(minutes=3)).replace(second=0, microsecond=0)
     end = start + dt.timedelta(hours=1)
-    make_deals(bar, formats, 1, kind="happy_hour", schedules=[{
-        "days": [(start.weekday() + 1) % 7], "start": f"{start:%H:%M}",
-        "end": "24:00" if end.date() != start.date() else f"{end:%H:%M}"}])
+    make_deals(
+        bar,
+        formats,
+        1,
+        kind="happy_hour",
+        schedules=[
+            {
+                "days": [(start.weekday() + 1) % 7],
+                "start": f"{start:%H:%M}",
+                "end": "24:00" if end.date() != start.date() else f"{end:%H:%M}",
+            }
+        ],
+    )
     response = client.get("/api/v1/cheapest", {"city": "sao-paulo"})
     max_age = int(response["Cache-Control"].split("=")[1])
     assert max_age <= (start - local).total_seconds()
@@ -275,8 +351,11 @@ def test_status(client, db):
 def test_operator_switch_degrades_live_reads(client, bar, formats):
     make_deals(bar, formats, 1)
     degraded.switch_on(retry_after=77)
-    for path in ("/api/v1/search?city=sao-paulo", "/api/v1/cheapest?city=sao-paulo",
-                 f"/api/v1/venues/{bar.id}"):
+    for path in (
+        "/api/v1/search?city=sao-paulo",
+        "/api/v1/cheapest?city=sao-paulo",
+        f"/api/v1/venues/{bar.id}",
+    ):
         response = client.get(path)
         assert response.status_code == 503
         assert response["Retry-After"] == "77"
@@ -298,13 +377,22 @@ def _free_port() -> int:
 def test_unreachable_database_degrades_live_reads(tmp_path):
     """A real server whose PostgreSQL does not answer: live reads 503, status db false."""
     port, dead = _free_port(), _free_port()
-    env = {**os.environ, "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/breja",
-           "DEBUG": "1", "DB_CONNECT_TIMEOUT": "1", "DB_POOL_TIMEOUT": "1",
-           "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"), "REDIS_URL": ""}
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/breja",
+        "DEBUG": "1",
+        "DB_CONNECT_TIMEOUT": "1",
+        "DB_POOL_TIMEOUT": "1",
+        "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
+        "REDIS_URL": "",
+    }
     server = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)],
-        cwd=Path(__file__).resolve().parent.parent, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         base = f"http://127.0.0.1:{port}"
         for _ in range(100):

@@ -12,10 +12,19 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _manage(*args, **env):
-    clean = {k: v for k, v in os.environ.items()
-             if k not in {"DEBUG", "ENVIRONMENT", "DJANGO_SECRET_KEY", "DJANGO_SETTINGS_MODULE"}}
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**clean, **env},
-                          capture_output=True, text=True, timeout=120)
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DEBUG", "ENVIRONMENT", "DJANGO_SECRET_KEY", "DJANGO_SETTINGS_MODULE"}
+    }
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_production_refuses_to_start_without_a_secret_key():
@@ -25,9 +34,15 @@ def test_production_refuses_to_start_without_a_secret_key():
 
 
 def test_check_deploy_is_clean_with_production_settings():
-    result = _manage("check", "--deploy", "--fail-level", "WARNING",
-                     DJANGO_SECRET_KEY=secrets.token_urlsafe(50), SECURE_SSL_REDIRECT="true",
-                     ALLOWED_HOSTS="breja.example",
-                     FIELD_ENCRYPTION_KEYS=Fernet.generate_key().decode())
+    result = _manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
+        SECURE_SSL_REDIRECT="true",
+        ALLOWED_HOSTS="breja.example",
+        FIELD_ENCRYPTION_KEYS=Fernet.generate_key().decode(),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout

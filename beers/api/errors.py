@@ -83,20 +83,27 @@ def exception_handler(exc, context):
         )
     if isinstance(exc, drf.ParseError):
         return Response(
-            error_body("invalid_request", "The body is not valid JSON.",
-                       [Issue("body", "The body is not valid JSON.")]),
+            error_body(
+                "invalid_request",
+                "The body is not valid JSON.",
+                [Issue("body", "The body is not valid JSON.")],
+            ),
             status=400,
         )
     if isinstance(exc, drf.UnsupportedMediaType):
         return Response(
-            error_body("invalid_request", "The body must be application/json.",
-                       [Issue("body", "Send Content-Type: application/json.")]),
+            error_body(
+                "invalid_request",
+                "The body must be application/json.",
+                [Issue("body", "Send Content-Type: application/json.")],
+            ),
             status=400,
         )
     if isinstance(exc, drf.Throttled):
         headers = {"Retry-After": str(int(exc.wait or 60))}
-        return Response(error_body("rate_limited", "Too many requests."), status=429,
-                        headers=headers)
+        return Response(
+            error_body("rate_limited", "Too many requests."), status=429, headers=headers
+        )
     if isinstance(exc, drf.APIException):
         status = exc.status_code
         code = STATUS_CODES.get(status, "internal_error" if status >= 500 else "invalid_request")

@@ -25,7 +25,9 @@ def enforce_rate(request, group: str, rate: tuple[int, int] | None) -> None:
     allowed, retry_after = window_hit(group, client_ip(request), limit, period)
     if not allowed:
         raise ApplicationError(
-            429, "rate_limited", "Too many requests; slow down.",
+            429,
+            "rate_limited",
+            "Too many requests; slow down.",
             headers={"Retry-After": str(retry_after)},
         )
 

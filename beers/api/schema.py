@@ -102,9 +102,23 @@ class VenueResponse(DealsResponse):
     venue = PublicVenue()
 
 
-def _q(name, type_, description, *, required=False, enum=None, pattern=None, minimum=None,
-       maximum=None, exclusive_minimum=False, default=None, min_length=None, max_length=None,
-       nullable=False, examples=None):
+def _q(
+    name,
+    type_,
+    description,
+    *,
+    required=False,
+    enum=None,
+    pattern=None,
+    minimum=None,
+    maximum=None,
+    exclusive_minimum=False,
+    default=None,
+    min_length=None,
+    max_length=None,
+    nullable=False,
+    examples=None,
+):
     schema: dict = {}
     if examples:
         schema["examples"] = examples
@@ -122,19 +136,42 @@ def _q(name, type_, description, *, required=False, enum=None, pattern=None, min
         schema["enum"] = enum
     if default is not None:
         schema["default"] = default
-    base = {OpenApiTypes.STR: "string", OpenApiTypes.INT: "integer",
-            OpenApiTypes.NUMBER: "number"}[type_]
+    base = {OpenApiTypes.STR: "string", OpenApiTypes.INT: "integer", OpenApiTypes.NUMBER: "number"}[
+        type_
+    ]
     schema["type"] = [base, "null"] if nullable else base
-    return OpenApiParameter(name, type=schema, location=OpenApiParameter.QUERY,
-                            required=required, description=description)
+    return OpenApiParameter(
+        name,
+        type=schema,
+        location=OpenApiParameter.QUERY,
+        required=required,
+        description=description,
+    )
 
 
-LANG = _q("lang", OpenApiTypes.STR, "language of labels, schedules and page links",
-          enum=["pt-BR", "en"], default="pt-BR")
-CITY = _q("city", OpenApiTypes.STR, "city slug", required=True, pattern=CITY_PATTERN,
-          examples=["sao-paulo"])
-FORMAT = _q("format", OpenApiTypes.STR, "format type (e.g. lata) or code (e.g. garrafa_600)",
-            pattern=r"^[a-z0-9_-]{2,40}$", min_length=2, max_length=40)
+LANG = _q(
+    "lang",
+    OpenApiTypes.STR,
+    "language of labels, schedules and page links",
+    enum=["pt-BR", "en"],
+    default="pt-BR",
+)
+CITY = _q(
+    "city",
+    OpenApiTypes.STR,
+    "city slug",
+    required=True,
+    pattern=CITY_PATTERN,
+    examples=["sao-paulo"],
+)
+FORMAT = _q(
+    "format",
+    OpenApiTypes.STR,
+    "format type (e.g. lata) or code (e.g. garrafa_600)",
+    pattern=r"^[a-z0-9_-]{2,40}$",
+    min_length=2,
+    max_length=40,
+)
 
 SEARCH_PARAMETERS = [
     CITY,
@@ -142,26 +179,47 @@ SEARCH_PARAMETERS = [
     _q("brand", OpenApiTypes.STR, "brand slug", pattern=r"^[a-z0-9-]{1,120}$"),
     FORMAT,
     _q("kind", OpenApiTypes.STR, "kind of price; open bars only with open_bar", enum=KINDS),
-    _q("max_price_per_litre", OpenApiTypes.NUMBER, "BRL per litre", minimum=0,
-       exclusive_minimum=True, maximum=1000),
+    _q(
+        "max_price_per_litre",
+        OpenApiTypes.NUMBER,
+        "BRL per litre",
+        minimum=0,
+        exclusive_minimum=True,
+        maximum=1000,
+    ),
     _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=50, default=20),
     LANG,
 ]
 CHEAPEST_PARAMETERS = [
     CITY,
-    _q("lat", OpenApiTypes.NUMBER, "latitude of the point", minimum=-90, maximum=90,
-       nullable=True),
-    _q("lng", OpenApiTypes.NUMBER, "longitude of the point", minimum=-180, maximum=180,
-       nullable=True),
-    _q("radius_m", OpenApiTypes.INT, "metres around lat/lng", minimum=100, maximum=10000,
-       default=2000),
+    _q("lat", OpenApiTypes.NUMBER, "latitude of the point", minimum=-90, maximum=90, nullable=True),
+    _q(
+        "lng",
+        OpenApiTypes.NUMBER,
+        "longitude of the point",
+        minimum=-180,
+        maximum=180,
+        nullable=True,
+    ),
+    _q(
+        "radius_m",
+        OpenApiTypes.INT,
+        "metres around lat/lng",
+        minimum=100,
+        maximum=10000,
+        default=2000,
+    ),
     FORMAT,
     _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=50, default=10),
     LANG,
 ]
 VENUE_PARAMETERS = [
-    OpenApiParameter("id", type={"type": "integer", "minimum": 1, "examples": [1]},
-                     location=OpenApiParameter.PATH, description="bar id (static venue files)"),
+    OpenApiParameter(
+        "id",
+        type={"type": "integer", "minimum": 1, "examples": [1]},
+        location=OpenApiParameter.PATH,
+        description="bar id (static venue files)",
+    ),
     LANG,
 ]
 

@@ -15,45 +15,59 @@ from .live import LiveReadApi, read_limit
 
 
 class StatusApi(APIView):
-    @extend_schema(operation_id="getStatus", responses={200: schema.StatusResponse},
-                   summary="Deployment health")
+    @extend_schema(
+        operation_id="getStatus",
+        responses={200: schema.StatusResponse},
+        summary="Deployment health",
+    )
     def get(self, request):
         db_ok = degraded.switch_state() is None and degraded.database_ok()
-        return Response({
-            "ok": True,
-            "time": timezone.now().isoformat(timespec="seconds"),
-            "environment": settings.ENVIRONMENT,
-            "db": db_ok,
-            "rateLimits": {
-                "read": read_limit() is not None,
-                "write": settings.WRITE_DAILY_CAP > 0
-                or parse_rate(settings.WRITE_RATE_LIMIT) is not None,
-            },
-        })
+        return Response(
+            {
+                "ok": True,
+                "time": timezone.now().isoformat(timespec="seconds"),
+                "environment": settings.ENVIRONMENT,
+                "db": db_ok,
+                "rateLimits": {
+                    "read": read_limit() is not None,
+                    "write": settings.WRITE_DAILY_CAP > 0
+                    or parse_rate(settings.WRITE_RATE_LIMIT) is not None,
+                },
+            }
+        )
 
 
 class SearchApi(LiveReadApi):
-    @extend_schema(operation_id="searchDeals", parameters=schema.SEARCH_PARAMETERS,
-                   responses=schema.read_responses(schema.DealsResponse),
-                   summary="A city's prices, cheapest per litre first")
+    @extend_schema(
+        operation_id="searchDeals",
+        parameters=schema.SEARCH_PARAMETERS,
+        responses=schema.read_responses(schema.DealsResponse),
+        summary="A city's prices, cheapest per litre first",
+    )
     def get(self, request):
         query = queries.parse_search(request.query_params)
         return self.cached(("search", query), lambda: ranking.search(query))
 
 
 class CheapestApi(LiveReadApi):
-    @extend_schema(operation_id="cheapestNow", parameters=schema.CHEAPEST_PARAMETERS,
-                   responses=schema.read_responses(schema.CheapestResponse),
-                   summary="The cheapest prices on right now in the city's time zone")
+    @extend_schema(
+        operation_id="cheapestNow",
+        parameters=schema.CHEAPEST_PARAMETERS,
+        responses=schema.read_responses(schema.CheapestResponse),
+        summary="The cheapest prices on right now in the city's time zone",
+    )
     def get(self, request):
         query = queries.parse_cheapest(request.query_params)
         return self.cached(("cheapest", query), lambda: ranking.cheapest(query))
 
 
 class VenueApi(LiveReadApi):
-    @extend_schema(operation_id="getVenue", parameters=schema.VENUE_PARAMETERS,
-                   responses=schema.read_responses(schema.VenueResponse),
-                   summary="One bar and every price it has in the rankings")
+    @extend_schema(
+        operation_id="getVenue",
+        parameters=schema.VENUE_PARAMETERS,
+        responses=schema.read_responses(schema.VenueResponse),
+        summary="One bar and every price it has in the rankings",
+    )
     def get(self, request, id: str):  # noqa: A002 - the interface's name for the path part
         query = queries.parse_venue(id, request.query_params)
         return self.cached(("venue", query), lambda: ranking.venue_detail(query))

@@ -48,8 +48,9 @@ def _load() -> Snapshot:
     return Snapshot(
         formats={
             row[0]: FormatName(*row[1:])
-            for row in Format.objects.values_list("id", "code", "type", "volume_ml",
-                                                  "label_pt", "label_en")
+            for row in Format.objects.values_list(
+                "id", "code", "type", "volume_ml", "label_pt", "label_en"
+            )
         },
         beers=dict(Beer.objects.values_list("id", "name")),
         brands=dict(Brand.objects.values_list("id", "name")),
@@ -68,9 +69,12 @@ def snapshot(rows: list[dict] | None = None) -> Snapshot:
     fresh = current is not None and time.monotonic() - current.loaded_at < REFRESH_SECONDS
     if fresh and rows:
         fresh = all(
-            current.has(format_id=r.get("format_id"), beer_id=r.get("beer_id"),
-                        brand_id=r.get("brand_id"),
-                        neighbourhood_id=r.get("venue__neighbourhood_id"))
+            current.has(
+                format_id=r.get("format_id"),
+                beer_id=r.get("beer_id"),
+                brand_id=r.get("brand_id"),
+                neighbourhood_id=r.get("venue__neighbourhood_id"),
+            )
             for r in rows
         )
     if fresh:

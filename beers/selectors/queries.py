@@ -111,8 +111,9 @@ class _Reader:
             return default
         return parsed
 
-    def number(self, name: str, low: float, high: float, *, low_open: bool = False,
-               nullable: bool = False):
+    def number(
+        self, name: str, low: float, high: float, *, low_open: bool = False, nullable: bool = False
+    ):
         value = self._raw(name)
         if value is None or (nullable and isinstance(value, str) and value in ("", "null")):
             return None
@@ -145,14 +146,20 @@ class _Reader:
 
 def parse_search(params: Mapping[str, Any]) -> SearchQuery:
     r = _Reader(params)
-    city = r.text("city", CITY_SLUG_RE, "a city slug (lowercase letters and digits, groups "
-                  "joined by single hyphens)", required=True)
+    city = r.text(
+        "city",
+        CITY_SLUG_RE,
+        "a city slug (lowercase letters and digits, groups joined by single hyphens)",
+        required=True,
+    )
     query = dict(
-        neighbourhood=r.text("neighbourhood", LOOSE_SLUG_RE,
-                             "a bairro slug (lowercase letters, digits, hyphens)"),
+        neighbourhood=r.text(
+            "neighbourhood", LOOSE_SLUG_RE, "a bairro slug (lowercase letters, digits, hyphens)"
+        ),
         brand=r.text("brand", LOOSE_SLUG_RE, "a brand slug (lowercase letters, digits, hyphens)"),
-        format=r.text("format", FORMAT_RE,
-                      "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"),
+        format=r.text(
+            "format", FORMAT_RE, "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"
+        ),
         kind=r.choice("kind", KINDS),
         max_price_per_litre=r.number("max_price_per_litre", 0, 1000, low_open=True),
         limit=r.integer("limit", 1, 50, default=20),
@@ -164,14 +171,19 @@ def parse_search(params: Mapping[str, Any]) -> SearchQuery:
 
 def parse_cheapest(params: Mapping[str, Any]) -> CheapestQuery:
     r = _Reader(params)
-    city = r.text("city", CITY_SLUG_RE, "a city slug (lowercase letters and digits, groups "
-                  "joined by single hyphens)", required=True)
+    city = r.text(
+        "city",
+        CITY_SLUG_RE,
+        "a city slug (lowercase letters and digits, groups joined by single hyphens)",
+        required=True,
+    )
     lat = r.number("lat", -90, 90, nullable=True)
     lng = r.number("lng", -180, 180, nullable=True)
     query = dict(
         radius_m=r.integer("radius_m", 100, 10000, default=2000),
-        format=r.text("format", FORMAT_RE,
-                      "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"),
+        format=r.text(
+            "format", FORMAT_RE, "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"
+        ),
         limit=r.integer("limit", 1, 50, default=10),
         lang=r.choice("lang", LANGS, default="pt-BR"),
     )
@@ -213,8 +225,13 @@ def parse_venue_slug(params: Mapping[str, Any]) -> VenueSlugQuery:
     """A bar named by its city and its slug (the last part of a PublicDeal `url`)."""
     r = _Reader(params)
     city = r.text("city", CITY_SLUG_RE, CITY_SLUG_TEXT, required=True)
-    venue = r.text("venue", VENUE_SLUG_RE, "a bar slug (lowercase letters and digits, groups "
-                   "joined by single hyphens), the last part of a deal's url", required=True)
+    venue = r.text(
+        "venue",
+        VENUE_SLUG_RE,
+        "a bar slug (lowercase letters and digits, groups "
+        "joined by single hyphens), the last part of a deal's url",
+        required=True,
+    )
     lang = r.choice("lang", LANGS, default="pt-BR")
     r.done()
     return VenueSlugQuery(city=city, venue=venue, lang=lang)

@@ -36,15 +36,22 @@ PRICE_ORDER = ("price_per_litre", "price_cents", "-verified_at", "id")
 OPEN_BAR_ORDER = ("price_cents", "-verified_at", "id")
 
 
-def _render(rows: list[dict], *, city: City, lang: str, today: dt.date,
-            distances: list[int | None] | None = None) -> list[dict]:
+def _render(
+    rows: list[dict],
+    *,
+    city: City,
+    lang: str,
+    today: dt.date,
+    distances: list[int | None] | None = None,
+) -> list[dict]:
     """PublicDeal dicts for rows of render.DEAL_COLUMNS, in one language activation."""
     catalogue = names.snapshot(rows)
     distances = distances or [None] * len(rows)
     with labels.language(lang):
         return [
-            render.public_deal(row, city=city, names=catalogue, lang=lang, today=today,
-                               distance=distance)
+            render.public_deal(
+                row, city=city, names=catalogue, lang=lang, today=today, distance=distance
+            )
             for row, distance in zip(rows, distances, strict=True)
         ]
 
@@ -132,7 +139,7 @@ def _pages(qs: QuerySet, size: int) -> Iterator[dict]:
     Most prices have no schedule, so the first page usually holds the answer."""
     offset = 0
     while True:
-        page = list(qs[offset: offset + size])
+        page = list(qs[offset : offset + size])
         yield from page
         if len(page) < size:
             return
@@ -210,8 +217,9 @@ def venue_detail(query: VenueQuery, *, now: dt.datetime | None = None) -> Answer
     return _venue_answer(venue, lang=query.lang, now=now)
 
 
-def venue_by_slug(*, city_slug: str, venue_slug: str, lang: str,
-                  now: dt.datetime | None = None) -> Answer:
+def venue_by_slug(
+    *, city_slug: str, venue_slug: str, lang: str, now: dt.datetime | None = None
+) -> Answer:
     """The same answer, for a bar named by its city and slug (pages, MCP)."""
     now = now or timezone.now()
     city = city_get(city_slug)
@@ -242,8 +250,7 @@ def _venue_answer(venue: Venue, *, lang: str, now: dt.datetime) -> Answer:
     )
     deals = _render(priced + open_bars, city=city, lang=lang, today=today)
     has_price = venue.status == VenueStatus.OPEN and (
-        bool(ranked)
-        or Deal.objects.filter(venue=venue, status__in=RANKED_STATUSES).exists()
+        bool(ranked) or Deal.objects.filter(venue=venue, status__in=RANKED_STATUSES).exists()
     )
     answer = render.deals_envelope(city=city, lang=lang, now=now, deals=deals)
     answer["venue"] = render.public_venue(venue, city=city, lang=lang, has_price=has_price)

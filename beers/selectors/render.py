@@ -30,10 +30,30 @@ def venue_url(city: City, venue: Venue, lang: str) -> str:
 
 # The deal columns (plus its bar's) that an answer reads: one join, no model instances.
 DEAL_COLUMNS = (
-    "id", "venue_id", "beer_id", "brand_id", "format_id", "units", "volume_ml", "packaging",
-    "kind", "price_cents", "price_per_litre", "open_bar_minutes", "service_charge_pct",
-    "couvert_cents", "conditions", "valid_from", "valid_until", "schedules", "verified_at",
-    "confirmations", "venue__name", "venue__slug", "venue__lat", "venue__lng",
+    "id",
+    "venue_id",
+    "beer_id",
+    "brand_id",
+    "format_id",
+    "units",
+    "volume_ml",
+    "packaging",
+    "kind",
+    "price_cents",
+    "price_per_litre",
+    "open_bar_minutes",
+    "service_charge_pct",
+    "couvert_cents",
+    "conditions",
+    "valid_from",
+    "valid_until",
+    "schedules",
+    "verified_at",
+    "confirmations",
+    "venue__name",
+    "venue__slug",
+    "venue__lat",
+    "venue__lng",
     "venue__neighbourhood_id",
 )
 
@@ -46,8 +66,15 @@ def _money(cents: int | float | None) -> float | None:
     return None if cents is None else float(labels.reais(cents))
 
 
-def public_deal(row: dict, *, city: City, names: Snapshot, lang: str, today: dt.date,
-                distance: int | None = None) -> dict:
+def public_deal(
+    row: dict,
+    *,
+    city: City,
+    names: Snapshot,
+    lang: str,
+    today: dt.date,
+    distance: int | None = None,
+) -> dict:
     """PublicDeal from a row of DEAL_COLUMNS."""
     checked = local_date(row["verified_at"], city)
     is_open_bar = row["kind"] == DealKind.OPEN_BAR
@@ -63,31 +90,36 @@ def public_deal(row: dict, *, city: City, names: Snapshot, lang: str, today: dt.
         "url": f"{settings.SITE_URL}{prefix}/{city.slug}/{row['venue__slug']}",
         "beer": beer or brand or labels.unknown_beer(lang),
         "brand": brand,
-        "serving": labels.serving_label(fmt=fmt, units=row["units"],
-                                        packaging=row["packaging"], lang=lang),
+        "serving": labels.serving_label(
+            fmt=fmt, units=row["units"], packaging=row["packaging"], lang=lang
+        ),
         "format": fmt.code,
         "price_brl": _money(row["price_cents"]),
     }
     if not is_open_bar:
         item["price_per_litre_brl"] = _money(row["price_per_litre"])
-    item.update({
-        "open_bar_minutes": row["open_bar_minutes"],
-        "price_label": labels.price_label(
-            price_cents=row["price_cents"],
-            price_per_litre=None if is_open_bar else row["price_per_litre"],
-            open_bar_minutes=row["open_bar_minutes"], confirmations=row["confirmations"],
-            lang=lang,
-        ),
-        "kind": row["kind"],
-        "when": labels.schedule_text(row["schedules"], lang, row["valid_from"],
-                                     row["valid_until"]),
-        "service_charge_pct": row["service_charge_pct"],
-        "couvert_brl": _money(row["couvert_cents"]),
-        "conditions": row["conditions"] or None,
-        "verified_on": checked.isoformat(),
-        "possibly_out_of_date": (today - checked).days > OUT_OF_DATE_DAYS,
-        "confirmations": row["confirmations"],
-    })
+    item.update(
+        {
+            "open_bar_minutes": row["open_bar_minutes"],
+            "price_label": labels.price_label(
+                price_cents=row["price_cents"],
+                price_per_litre=None if is_open_bar else row["price_per_litre"],
+                open_bar_minutes=row["open_bar_minutes"],
+                confirmations=row["confirmations"],
+                lang=lang,
+            ),
+            "kind": row["kind"],
+            "when": labels.schedule_text(
+                row["schedules"], lang, row["valid_from"], row["valid_until"]
+            ),
+            "service_charge_pct": row["service_charge_pct"],
+            "couvert_brl": _money(row["couvert_cents"]),
+            "conditions": row["conditions"] or None,
+            "verified_on": checked.isoformat(),
+            "possibly_out_of_date": (today - checked).days > OUT_OF_DATE_DAYS,
+            "confirmations": row["confirmations"],
+        }
+    )
     if distance is not None:
         item["distance_m"] = distance
     return item

@@ -85,11 +85,13 @@ NAIVE_2026 = st.datetimes(min_value=dt.datetime(2026, 1, 1), max_value=dt.dateti
 times = st.integers(0, 23).flatmap(
     lambda h: st.sampled_from([0, 15, 30, 59]).map(lambda m: f"{h:02d}:{m:02d}")
 )
-schedules = st.fixed_dictionaries({
-    "days": st.lists(st.integers(0, 6), min_size=1, max_size=7, unique=True),
-    "start": times,
-    "end": st.one_of(times, st.just("24:00")),
-})
+schedules = st.fixed_dictionaries(
+    {
+        "days": st.lists(st.integers(0, 6), min_size=1, max_size=7, unique=True),
+        "start": times,
+        "end": st.one_of(times, st.just("24:00")),
+    }
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -22,8 +22,9 @@ def test_neighbourhoods_covered_agree_with_search(demo_data, django_assert_num_q
     for hood in hoods:
         deals = []
         for kind in (None, "open_bar"):
-            query = SearchQuery(city="rio-de-janeiro", neighbourhood=hood["slug"], kind=kind,
-                                limit=50)
+            query = SearchQuery(
+                city="rio-de-janeiro", neighbourhood=hood["slug"], kind=kind, limit=50
+            )
             deals += ranking.search(query).data["deals"]
         priced = [d["price_per_litre_brl"] for d in deals if "price_per_litre_brl" in d]
         assert hood["deals"] == len(deals)
@@ -48,29 +49,36 @@ def test_catalog_overview_counts_and_slugs(demo_data, django_assert_num_queries)
     with django_assert_num_queries(5):
         answer = overview.catalog_overview().data
     assert [c["slug"] for c in answer["cities"]] == sorted(c["slug"] for c in answer["cities"])
-    assert all(set(f) == {"code", "type", "volume_ml", "label_pt", "label_en"}
-               for f in answer["formats"])
+    assert all(
+        set(f) == {"code", "type", "volume_ml", "label_pt", "label_en"} for f in answer["formats"]
+    )
     assert answer["brands"] and answer["as_of"]
 
 
-@pytest.mark.parametrize("price, volume, units, expected, litres", [
-    ("12.90", 600, 1, 21.5, 0.6),
-    ("29.90", 355, 5, 16.85, 1.775),  # 16.845… rounds half up
-    ("0.01", 20000, 1, 0.0, 20.0),  # 0.05 cents per litre
-    ("0.03", 2000, 1, 0.02, 2.0),  # 1.5 cents per litre: half up
-    ("9.99", 1000, 1, 9.99, 1.0),
-])
+@pytest.mark.parametrize(
+    "price, volume, units, expected, litres",
+    [
+        ("12.90", 600, 1, 21.5, 0.6),
+        ("29.90", 355, 5, 16.85, 1.775),  # 16.845… rounds half up
+        ("0.01", 20000, 1, 0.0, 20.0),  # 0.05 cents per litre
+        ("0.03", 2000, 1, 0.02, 2.0),  # 1.5 cents per litre: half up
+        ("9.99", 1000, 1, 9.99, 1.0),
+    ],
+)
 def test_price_per_litre_rounds_half_up_to_cents(price, volume, units, expected, litres):
     answer = overview.price_per_litre(PricePerLitreQuery(Decimal(price), volume, units))
     assert answer == {"price_per_litre_brl": expected, "litres": litres}
 
 
-@pytest.mark.parametrize("params, path", [
-    ({"volume_ml": 600}, "price_brl"),
-    ({"price_brl": 5}, "volume_ml"),
-    ({"price_brl": 5, "volume_ml": 600, "units": 0}, "units"),
-    ({"price_brl": True, "volume_ml": 600}, "price_brl"),
-])
+@pytest.mark.parametrize(
+    "params, path",
+    [
+        ({"volume_ml": 600}, "price_brl"),
+        ({"price_brl": 5}, "volume_ml"),
+        ({"price_brl": 5, "volume_ml": 600, "units": 0}, "units"),
+        ({"price_brl": True, "volume_ml": 600}, "price_brl"),
+    ],
+)
 def test_price_per_litre_arguments_are_validated(params, path):
     with pytest.raises(ApplicationError) as caught:
         queries.parse_price_per_litre(params)
