@@ -671,27 +671,7 @@ def _deals_from(raw_items, rel: str, city: City, venue_ids: set[int], bar: bool)
                 brand_id=brands.get(item["brand"]),
                 format_id=format_id,
                 volume_ml=volume_ml,
-                **{
-                    k: item[k]
-                    for k in (
-                        "units",
-                        "packaging",
-                        "kind",
-                        "price_cents",
-                        "open_bar_minutes",
-                        "service_charge_pct",
-                        "couvert_cents",
-                        "conditions",
-                        "valid_from",
-                        "valid_until",
-                        "schedules",
-                        "verified_at",
-                        "created_at",
-                        "confirmations",
-                        "open_disputes",
-                        "status",
-                    )
-                },
+                **{k: item[k] for k in _DEAL_COPIED},
             )
         )
         labels.append((i, item_id))
@@ -702,13 +682,8 @@ def _deals_from(raw_items, rel: str, city: City, venue_ids: set[int], bar: bool)
     return counts[0], counts[1]
 
 
-_DEAL_UPDATE = [
-    "city",
-    "venue",
-    "beer",
-    "brand",
-    "format",
-    "volume_ml",
+# Item fields stored as they are; the others are resolved (ids of slugs, the city, volume).
+_DEAL_COPIED = (
     "units",
     "packaging",
     "kind",
@@ -725,7 +700,8 @@ _DEAL_UPDATE = [
     "confirmations",
     "open_disputes",
     "status",
-]
+)
+_DEAL_UPDATE = ["city", "venue", "beer", "brand", "format", "volume_ml", *_DEAL_COPIED]
 
 
 def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int]) -> None:
