@@ -82,7 +82,19 @@ class NeighbourhoodAdmin(admin.ModelAdmin):
         return bool(obj.boundary)
 
 
-class DealInline(admin.TabularInline):
+class DealPriceColumns:
+    """The price and price-per-litre columns every list of prices shows (read-only)."""
+
+    @admin.display(description=_("preço"), ordering="price_cents")
+    def price(self, obj: Deal) -> str:
+        return brl(obj.price_cents)
+
+    @admin.display(description=_("preço por litro"), ordering="price_per_litre")
+    def per_litre(self, obj: Deal) -> str:
+        return f"{brl(obj.price_per_litre)}/L" if obj.price_per_litre is not None else "—"
+
+
+class DealInline(DealPriceColumns, admin.TabularInline):
     """A bar's prices at a glance; each opens on its own page."""
 
     model = Deal
@@ -107,14 +119,6 @@ class DealInline(admin.TabularInline):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("format", "beer")
-
-    @admin.display(description=_("preço"), ordering="price_cents")
-    def price(self, obj: Deal) -> str:
-        return brl(obj.price_cents)
-
-    @admin.display(description=_("preço por litro"), ordering="price_per_litre")
-    def per_litre(self, obj: Deal) -> str:
-        return f"{brl(obj.price_per_litre)}/L" if obj.price_per_litre is not None else "—"
 
 
 @admin.register(Venue)
@@ -181,7 +185,7 @@ class PriceCheckInline(admin.TabularInline):
 
 
 @admin.register(Deal)
-class DealAdmin(admin.ModelAdmin):
+class DealAdmin(DealPriceColumns, admin.ModelAdmin):
     list_display = (
         "id",
         "venue",
@@ -256,14 +260,6 @@ class DealAdmin(admin.ModelAdmin):
     @admin.display(description=_("cerveja"), ordering="beer__name")
     def beer_or_brand(self, obj: Deal) -> str:
         return str(obj.beer or obj.brand or "—")
-
-    @admin.display(description=_("preço"), ordering="price_cents")
-    def price(self, obj: Deal) -> str:
-        return brl(obj.price_cents)
-
-    @admin.display(description=_("preço por litro"), ordering="price_per_litre")
-    def per_litre(self, obj: Deal) -> str:
-        return f"{brl(obj.price_per_litre)}/L" if obj.price_per_litre is not None else "—"
 
     def save_model(self, request, obj: Deal, form, change):
         super().save_model(request, obj, form, change)

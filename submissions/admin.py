@@ -9,6 +9,7 @@ contacts are shown only on a row's own page, never in lists.
 import datetime as dt
 
 from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Q, Window
 from django.http import HttpResponseRedirect
@@ -21,7 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
 from beers import labels
-from beers.admin import brl
+from beers.admin import DealPriceColumns, brl
 from beers.models import City, Deal, DealStatus
 from beers.selectors.price_index import median_per_litre_by_format
 
@@ -615,8 +616,32 @@ class DisputeInline(admin.TabularInline):
         return brl(obj.price_cents) if obj.price_cents else "—"
 
 
+def _suggested_cents(deal_ids: list[int]) -> dict[int, list[int]]:
+    """The prices that pending disputes suggest, per price, oldest first (one query)."""
+    out: dict[int, list[int]] = {}
+    for deal_id, cents in (
+        DealDispute.objects.filter(
+            deal_id__in=deal_ids, state=ReviewState.PENDING, price_cents__isnull=False
+        )
+        .order_by("id")
+        .values_list("deal_id", "price_cents")
+    ):
+        out.setdefault(deal_id, []).append(cents)
+    return out
+
+
+class _DisputedChangeList(ChangeList):
+    """Loads the suggested prices of the whole page at once (not one query per row)."""
+
+    def get_results(self, request):
+        super().get_results(request)
+        suggested = _suggested_cents([deal.pk for deal in self.result_list])
+        for deal in self.result_list:
+            deal.suggested_cents = suggested.get(deal.pk, [])
+
+
 @admin.register(DisputedDeal)
-class DisputedDealAdmin(ReadOnlyAdmin):
+class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
     """Prices with open disputes (disputed: still ranked; suspended: out until decided)."""
 
     list_display = [
@@ -659,20 +684,15 @@ class DisputedDealAdmin(ReadOnlyAdmin):
             .exclude(status=DealStatus.RETIRED)
         )
 
-    @admin.display(description=_("preço"), ordering="price_cents")
-    def price(self, obj: Deal) -> str:
-        return brl(obj.price_cents)
-
-    @admin.display(description=_("preço por litro"), ordering="price_per_litre")
-    def per_litre(self, obj: Deal) -> str:
-        return f"{brl(obj.price_per_litre)}/L" if obj.price_per_litre is not None else "—"
+    def get_changelist(self, request, **kwargs):
+        return _DisputedChangeList
 
     @admin.display(description=_("sugerido nas contestações"))
     def suggested(self, obj: Deal) -> str:
-        prices = DealDispute.objects.filter(
-            deal_id=obj.pk, state=ReviewState.PENDING, price_cents__isnull=False
-        ).values_list("price_cents", flat=True)
-        return ", ".join(brl(p) for p in prices) or "—"
+        cents = getattr(obj, "suggested_cents", None)
+        if cents is None:  # outside the list page
+            cents = _suggested_cents([obj.pk]).get(obj.pk, [])
+        return ", ".join(brl(p) for p in cents) or "—"
 
     @admin.display(description=_("corrigir"))
     def correct_link(self, obj: Deal):

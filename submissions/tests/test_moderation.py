@@ -720,3 +720,36 @@ def test_a_report_resolved_changes_no_price(mod, world, api, writes_open):
     assert Report.objects.get(pk=wrong.pk).state == ReviewState.RESOLVED
     assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.PUBLISHED
     assert "Bar do Zé" in [d["venue"] for d in search(Client())]
+
+
+def test_the_disputed_queue_loads_suggested_prices_for_the_whole_page_at_once(mod):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from beers.tests.factories import DealFactory
+
+    def disputed_deal(n: int) -> Deal:
+        deal = DealFactory(status=DealStatus.DISPUTED, open_disputes=2)
+        for i, cents in enumerate((1000 + n, 1100 + n)):
+            DealDispute.objects.create(
+                deal=deal, address_hash=f"a{n}-{i}", day=dt.date(2026, 11, 23), price_cents=cents
+            )
+        return deal
+
+    url = reverse("admin:submissions_disputeddeal_changelist")
+
+    def queries_for_listing() -> tuple[int, str]:
+        with CaptureQueriesContext(connection) as captured:
+            page = mod.get(url)
+        assert page.status_code == 200
+        return len(captured), page.content.decode()
+
+    disputed_deal(1)
+    disputed_deal(2)
+    few, page = queries_for_listing()
+    assert "R$ 10,01, R$ 11,01" in page  # each row its own suggestions, oldest first
+    for n in range(3, 7):
+        disputed_deal(n)
+    many, page = queries_for_listing()
+    assert "R$ 10,06, R$ 11,06" in page
+    assert many == few
