@@ -142,12 +142,21 @@ def run_size(rows: int, *, keep: bool, with_import: bool) -> dict:
     t = time.perf_counter()
     with transaction.atomic():
         city = seed(rows)
+    # Settle the new rows (hint bits, visibility map) as autovacuum does to any table, so the
+    # COPY and the export read the same kind of pages: a first read of fresh rows writes them,
+    # and made the COPY look twice as slow (3.7 s against 1.6 s at 1M).
+    with connection.cursor() as c:
+        c.execute("SET statement_timeout = 0")
+        c.execute("VACUUM (ANALYZE) beers_deal, beers_venue, beers_pricecheck")
     out = {"prices": rows, "seed_seconds": round(time.perf_counter() - t, 1)}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            t = time.perf_counter()
-            copy_deals(city, Path(tmp) / "copy.csv")
-            out["copy_seconds"] = round(time.perf_counter() - t, 2)
+            copy_times = []
+            for _ in range(3):
+                t = time.perf_counter()
+                copy_deals(city, Path(tmp) / "copy.csv")
+                copy_times.append(time.perf_counter() - t)
+            out["copy_seconds"] = round(min(copy_times), 2)
             child = subprocess.run(
                 [sys.executable, "-m", "bench.export_bench", "--child", str(Path(tmp) / "tree")],
                 cwd=Path(__file__).resolve().parents[1],

@@ -175,6 +175,9 @@ DATASETS_S3_BUCKET = env.str("DATASETS_S3_BUCKET", default="")
 DATASETS_GRACE_SECONDS = env.int("DATASETS_GRACE_SECONDS", default=900)
 # Re-export at least this often even when the change fingerprint did not move.
 DATASETS_MAX_AGE_SECONDS = env.int("DATASETS_MAX_AGE_SECONDS", default=3600)
+# The export's PostgreSQL session (a batch job): sort memory and parallel workers per query.
+DATASETS_WORK_MEM_MB = env.int("DATASETS_WORK_MEM_MB", default=64)
+DATASETS_PARALLEL_WORKERS = env.int("DATASETS_PARALLEL_WORKERS", default=2)
 if DATASETS_S3_BUCKET:
     _datasets_storage = {
         # Sets ContentType and CacheControl on every object.

@@ -26,25 +26,28 @@ def catalog() -> dict:
     }
 
 
-def cities_summary() -> list[dict]:
+def cities_summary(*, counts: dict[str, tuple[int, int]] | None = None) -> list[dict]:
     """Active cities ordered by slug, with `deal_count` / `venue_count` counted over the
-    published set (the items of `{city}/deals.json` and `{city}/venues.json`). Two queries."""
-    counts = {
-        row["city"]: row
-        for row in published_deals()
-        .filter(city__active=True)
-        .values("city")
-        .annotate(deal_count=Count("id"), venue_count=Count("venue", distinct=True))
-        .order_by()
-    }
+    published set (the items of `{city}/deals.json` and `{city}/venues.json`). Two queries;
+    one when the caller counted already (`counts`: slug -> (deals, venues), as the export
+    does while it writes those files)."""
+    if counts is None:
+        by_id = {
+            row["city"]: (row["deal_count"], row["venue_count"])
+            for row in published_deals()
+            .filter(city__active=True)
+            .values("city")
+            .annotate(deal_count=Count("id"), venue_count=Count("venue", distinct=True))
+            .order_by()
+        }
     out = []
     for city in (
         City.objects.filter(active=True)
         .order_by("slug")
         .values("id", "slug", "name", "state", "timezone", "lat", "lng")
     ):
-        row = counts.get(city.pop("id"), {})
-        city["deal_count"] = row.get("deal_count", 0)
-        city["venue_count"] = row.get("venue_count", 0)
+        city_id = city.pop("id")
+        found = counts.get(city["slug"]) if counts is not None else by_id.get(city_id)
+        city["deal_count"], city["venue_count"] = found or (0, 0)
         out.append(city)
     return out

@@ -1,0 +1,419 @@
+"""The export's fast path on PostgreSQL: the database writes the rows of the big files.
+
+`deals` and `venues` rows are built by one `COPY (SELECT …) TO STDOUT` each, and the bytes go
+straight to the file: no Python object per row. The bytes are the same as the portable path's
+(datasets.rows + orjson + csv, used on SQLite); datasets/tests/test_pgcopy.py holds the two
+paths to that. What the database cannot know is labelled in Python once per distinct value
+(serving labels, schedule texts and their JSON, attributes) and joined from arrays.
+
+JSON items are written by `concat()` of literal keys and values (`to_json(text)` escapes
+strings the way orjson does), one item per row, ending with ",\n"; the last separator is cut
+when the array is closed. The rows reach us through `COPY … (FORMAT csv)` with a delimiter and
+a quote character that JSON text never holds raw, so PostgreSQL passes them through untouched.
+CSV rows come from `COPY … (FORMAT csv)` itself (RFC 4180 quoting, as Python's csv module
+does, when every empty text is NULL); only the line end changes from LF to CRLF.
+"""
+
+import datetime as dt
+import os
+from collections.abc import Callable
+
+import orjson
+from django.db import connection
+from django.db.models import F, QuerySet
+from django.db.models.functions import Coalesce
+
+from beers import labels
+from beers.models import City, Format
+from beers.selectors.published import published_deals
+
+from . import rows
+
+# JSON text holds neither byte raw (to_json escapes control characters), so COPY's CSV mode
+# never quotes a JSON item.
+_RAW = "(FORMAT csv, DELIMITER E'\\x02', QUOTE E'\\x01')"
+_BUFFER = 1 << 20
+PROGRESS_EVERY = 10_000
+
+
+# --- SQL builders ------------------------------------------------------------------------------
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''").replace("%", "%%") + "'"
+
+
+def _brl(cents: str) -> str:
+    """SQL: integer cents as reais, `rows.brl`'s text (NULL stays NULL)."""
+    return (
+        f"(CASE WHEN ({cents}) < 0 THEN '-' ELSE '' END || (abs({cents}) / 100)::text || '.' "
+        f"|| lpad((abs({cents}) %% 100)::text, 2, '0'))"
+    )
+
+
+def _float(value: str) -> str:
+    """SQL: a float as Python's repr writes it in the range of coordinates (`-23.0`, not
+    `-23`); below 1e-4 PostgreSQL writes an exponent (`1e-05`) where orjson does not."""
+    return (
+        f"(CASE WHEN ({value}) = trunc({value}) AND abs({value}) < 1e15 "
+        f"THEN ({value})::text || '.0' ELSE ({value})::text END)"
+    )
+
+
+def _date(value: str) -> str:
+    return f"to_char({value}, 'YYYY-MM-DD')"
+
+
+def _unix(value: str) -> str:
+    """SQL: whole seconds since the epoch. date_part's float8 keeps microseconds exactly enough
+    at these magnitudes (spacing 2.4e-7 s), so floor() never crosses a second wrongly."""
+    return f"floor(date_part('epoch', {value}))::bigint"
+
+
+def json_object(fields: list[tuple[str, str, str]]) -> str:
+    """SQL text of one compact JSON object, from (key, SQL expression, kind) in order.
+    Kinds: int (number or null), text (string or null), json (JSON text, never null),
+    bool, float."""
+    parts = []
+    for i, (key, expr, kind) in enumerate(fields):
+        parts.append(_literal(("{" if i == 0 else ",") + orjson.dumps(key).decode() + ":"))
+        if kind == "int":
+            value = f"({expr})::text"
+        elif kind == "text":
+            value = f"to_json(({expr})::text)::text"
+        elif kind == "json":
+            value = f"({expr})"
+        elif kind == "bool":
+            value = f"(CASE WHEN {expr} THEN 'true' WHEN NOT {expr} THEN 'false' END)"
+        elif kind == "float":
+            value = _float(expr)
+        else:  # pragma: no cover - a programming error
+            raise ValueError(kind)
+        parts.append(f"COALESCE({value}, 'null')")
+    parts.append("'}'")
+    return "concat(" + ", ".join(parts) + ")"
+
+
+def _csv_columns(columns: list[str]) -> str:
+    """SQL select list of CSV cells: every text cell NULL when empty (COPY quotes '' but not
+    NULL; the csv module writes both as nothing)."""
+    return ", ".join(columns)
+
+
+def _empty_null(expr: str) -> str:
+    return f"NULLIF(({expr})::text, '')"
+
+
+# --- copying -----------------------------------------------------------------------------------
+
+
+def _copy(sql: str, params: list, write: Callable[[memoryview], None], tick=None) -> int:
+    """Run one COPY … TO STDOUT and hand each row to `write`; returns the number of rows."""
+    count = 0
+    with connection.cursor() as cursor:
+        with cursor.cursor.copy(sql, params) as copy:
+            for row in copy:
+                write(row)
+                count += 1
+                if tick is not None and count % PROGRESS_EVERY == 0:
+                    tick(PROGRESS_EVERY)
+    if tick is not None:
+        tick(count % PROGRESS_EVERY)
+    return count
+
+
+def _json_items(fh, header_writer, select_sql: str, params: list, order: str, tick=None) -> int:
+    """Write `items` of a JSON envelope: one item per row of `select_sql` (a one-column query
+    of JSON text), in `order`."""
+    header_writer.begin("items")
+    fh.write(b"\n")
+    sql = f"COPY (SELECT item || ',' FROM ({select_sql}) q ORDER BY {order}) TO STDOUT {_RAW}"
+    count = _copy(sql, params, fh.write, tick)
+    if count:
+        fh.seek(fh.tell() - 2)  # the last ",\n"
+        fh.truncate()
+        fh.write(b"\n]")
+    else:
+        fh.seek(fh.tell() - 1)
+        fh.truncate()
+        fh.write(b"]")
+    header_writer.count = count
+    return count
+
+
+def _csv_rows(fh, select_sql: str, params: list, order: str) -> int:
+    sql = f"COPY (SELECT * FROM ({select_sql}) q ORDER BY {order}) TO STDOUT (FORMAT csv)"
+
+    def write(row: memoryview) -> None:
+        fh.write(row[:-1])
+        fh.write(b"\r\n")
+
+    return _copy(sql, params, write)
+
+
+def _inner(qs: QuerySet) -> tuple[str, list]:
+    sql, params = qs.order_by().query.sql_with_params()
+    return sql, list(params)
+
+
+# --- deals -------------------------------------------------------------------------------------
+
+
+def _deal_columns(city: City) -> QuerySet:
+    return published_deals(city=city).values(
+        x_id=F("id"),
+        x_venue=F("venue_id"),
+        x_beer=F("beer__slug"),
+        x_brand=Coalesce("beer__brand__slug", "brand__slug"),
+        x_format=F("format_id"),
+        x_format_code=F("format__code"),
+        x_units=F("units"),
+        x_volume=F("volume_ml"),
+        x_packaging=F("packaging"),
+        x_kind=F("kind"),
+        x_price=F("price_cents"),
+        x_open_bar=F("open_bar_minutes"),
+        x_service=F("service_charge_pct"),
+        x_couvert=F("couvert_cents"),
+        x_conditions=F("conditions"),
+        x_from=F("valid_from"),
+        x_until=F("valid_until"),
+        x_schedules=F("schedules"),
+        x_verified=F("verified_at"),
+        x_created=F("created_at"),
+        x_confirmations=F("confirmations"),
+        x_disputes=F("open_disputes"),
+        x_status=F("status"),
+        x_venue_name=F("venue__name"),
+        x_hood_name=F("venue__neighbourhood__name"),
+        x_beer_name=F("beer__name"),
+        x_brand_name=Coalesce("beer__brand__name", "brand__name"),
+    )
+
+
+def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
+    """The labels joined to each price: a FROM clause over arrays, and its parameters."""
+    servings = published_deals(city=city).values_list("format_id", "units", "packaging")
+    s_format, s_units, s_packaging, s_label = [], [], [], []
+    for format_id, units, packaging in servings.order_by().distinct():
+        s_format.append(format_id)
+        s_units.append(units)
+        s_packaging.append(packaging)
+        s_label.append(
+            labels.serving_label(
+                fmt=formats[format_id], units=units, packaging=packaging, lang="pt-BR"
+            )
+        )
+    whens = published_deals(city=city).values_list("schedules", "valid_from", "valid_until")
+    w_key, w_from, w_until, w_json, w_label = [], [], [], [], []
+    for schedules, valid_from, valid_until in whens.order_by().distinct():
+        w_key.append(orjson.dumps(schedules).decode())
+        w_from.append(valid_from or dt.date.max)
+        w_until.append(valid_until or dt.date.max)
+        w_json.append(orjson.dumps(rows.schedules_item(schedules)).decode())
+        w_label.append(labels.schedule_text(schedules or [], "pt-BR", valid_from, valid_until))
+    sql = (
+        "JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
+        "AS s(format_id, units, packaging, label) "
+        "ON s.format_id = d.x_format AND s.units = d.x_units AND s.packaging = d.x_packaging "
+        "JOIN unnest(%s::jsonb[], %s::date[], %s::date[], %s::text[], %s::text[]) "
+        "AS w(schedules, valid_from, valid_until, json, label) "
+        "ON w.schedules = d.x_schedules "
+        "AND w.valid_from = COALESCE(d.x_from, %s::date) "
+        "AND w.valid_until = COALESCE(d.x_until, %s::date)"
+    )
+    params = [
+        s_format,
+        s_units,
+        s_packaging,
+        s_label,
+        w_key,
+        w_from,
+        w_until,
+        w_json,
+        w_label,
+        dt.date.max,
+        dt.date.max,
+    ]
+    return sql, params
+
+
+def _per_litre(d: str = "d") -> str:
+    den = f"({d}.x_units::bigint * {d}.x_volume)"
+    return (
+        f"(CASE WHEN {d}.x_kind = 'open_bar' THEN NULL "
+        f"ELSE (2000 * {d}.x_price::bigint + {den}) / (2 * {den}) END)"
+    )
+
+
+def write_deals(city: City, folder, header_writer_factory, formats, tick=None) -> int:
+    """`deals.json` and `deals.csv` of a city, written by PostgreSQL."""
+    inner, inner_params = _inner(_deal_columns(city))
+    joins, join_params = _labels(city, formats)
+    item = json_object(
+        [
+            ("id", "d.x_id", "int"),
+            ("venue_id", "d.x_venue", "int"),
+            ("beer", "d.x_beer", "text"),
+            ("brand", "d.x_brand", "text"),
+            ("format_code", "d.x_format_code", "text"),
+            ("units", "d.x_units", "int"),
+            ("packaging", "d.x_packaging", "text"),
+            ("kind", "d.x_kind", "text"),
+            ("price_cents", "d.x_price", "int"),
+            ("price_per_litre_cents", _per_litre(), "int"),
+            ("open_bar_minutes", "d.x_open_bar", "int"),
+            ("service_charge_pct", "d.x_service", "int"),
+            ("couvert_cents", "d.x_couvert", "int"),
+            ("conditions", "NULLIF(d.x_conditions, '')", "text"),
+            ("valid_from", _date("d.x_from"), "text"),
+            ("valid_until", _date("d.x_until"), "text"),
+            ("schedules", "w.json", "json"),
+            ("verified_at", _unix("d.x_verified"), "int"),
+            ("created_at", _unix("d.x_created"), "int"),
+            ("confirmations", "d.x_confirmations", "int"),
+            ("open_disputes", "d.x_disputes", "int"),
+            ("status", "d.x_status", "text"),
+        ]
+    )
+    source = f"FROM ({inner}) d {joins}"
+    params = inner_params + join_params
+    with open(folder / "deals.json", "wb", buffering=_BUFFER) as fh:
+        out = header_writer_factory(fh)
+        count = _json_items(
+            fh, out, f"SELECT d.x_id AS id, {item} AS item {source}", params, "q.id", tick
+        )
+        out.close()
+    csv_select = _csv_columns(
+        [
+            "d.x_id AS id",
+            "d.x_venue",
+            _empty_null("d.x_venue_name"),
+            _empty_null("d.x_hood_name"),
+            _empty_null("d.x_beer_name"),
+            _empty_null("d.x_brand_name"),
+            _empty_null("d.x_format_code"),
+            _empty_null("s.label"),
+            "d.x_units",
+            "trim_scale((d.x_units * d.x_volume)::numeric / 1000)",
+            _empty_null("d.x_packaging"),
+            _empty_null("d.x_kind"),
+            _brl("d.x_price"),
+            _brl(_per_litre()),
+            _empty_null("w.label"),
+            _date("d.x_from"),
+            _date("d.x_until"),
+            "d.x_service",
+            _brl("d.x_couvert"),
+            _empty_null("d.x_conditions"),
+            _date("(d.x_verified AT TIME ZONE %s)::date"),
+            "d.x_confirmations",
+            _empty_null("d.x_status"),
+        ]
+    )
+    csv_sql = f"SELECT {csv_select} {source}"
+    # the time zone's placeholder sits in the select list, before the FROM's
+    csv_params = [city.timezone, *params]
+    with open(folder / "deals.csv", "wb", buffering=_BUFFER) as fh:
+        fh.write(b"\r\n".join([",".join(rows.DEALS_CSV_COLUMNS).encode(), b""]))
+        _csv_rows(fh, csv_sql, csv_params, "q.id")
+    return count
+
+
+# --- venues ------------------------------------------------------------------------------------
+
+
+def _attributes(qs: QuerySet) -> tuple[str, list]:
+    keys, as_json, as_csv = [], [], []
+    for attributes in qs.order_by().values_list("attributes", flat=True).distinct():
+        keys.append(orjson.dumps(attributes).decode())
+        items = list(attributes or [])
+        as_json.append(orjson.dumps(items).decode())
+        as_csv.append("|".join(items))
+    sql = (
+        "JOIN unnest(%s::jsonb[], %s::text[], %s::text[]) AS a(attributes, json, csv) "
+        "ON a.attributes = v.x_attributes"
+    )
+    return sql, [keys, as_json, as_csv]
+
+
+def write_venues(city: City, folder, stem: str, header_writer_factory, qs: QuerySet) -> int:
+    """`{stem}.json` and `{stem}.csv` of a city's bars in `qs`, written by PostgreSQL."""
+    columns = qs.values(
+        x_id=F("id"),
+        x_slug=F("slug"),
+        x_name=F("name"),
+        x_kind=F("kind"),
+        x_on_site=F("on_site"),
+        x_hood=F("neighbourhood__slug"),
+        x_hood_name=F("neighbourhood__name"),
+        x_address=F("address"),
+        x_lat=F("lat"),
+        x_lng=F("lng"),
+        x_instagram=F("instagram"),
+        x_hours=F("opening_hours"),
+        x_attributes=F("attributes"),
+        x_status=F("status"),
+        x_created=F("created_at"),
+    )
+    inner, inner_params = _inner(columns)
+    joins, join_params = _attributes(qs)
+    source = f"FROM ({inner}) v {joins}"
+    params = inner_params + join_params
+    item = json_object(
+        [
+            ("id", "v.x_id", "int"),
+            ("slug", "v.x_slug", "text"),
+            ("name", "v.x_name", "text"),
+            ("kind", "v.x_kind", "text"),
+            ("on_site", "v.x_on_site", "bool"),
+            ("neighbourhood", "v.x_hood", "text"),
+            ("address", "NULLIF(v.x_address, '')", "text"),
+            ("lat", "v.x_lat", "float"),
+            ("lng", "v.x_lng", "float"),
+            ("instagram", "NULLIF(v.x_instagram, '')", "text"),
+            ("opening_hours", "NULLIF(v.x_hours, '')", "text"),
+            ("attributes", "a.json", "json"),
+            ("status", "v.x_status", "text"),
+            ("created_at", _unix("v.x_created"), "int"),
+        ]
+    )
+    with open(folder / f"{stem}.json", "wb", buffering=_BUFFER) as fh:
+        out = header_writer_factory(fh)
+        count = _json_items(
+            fh, out, f"SELECT v.x_id AS id, {item} AS item {source}", params, "q.id"
+        )
+        out.close()
+    base = f"{_site_url()}/{city.slug}/"
+    csv_select = _csv_columns(
+        [
+            "v.x_id AS id",
+            _empty_null("v.x_slug"),
+            _empty_null("v.x_name"),
+            _empty_null("v.x_kind"),
+            "(CASE WHEN v.x_on_site THEN 'true' WHEN NOT v.x_on_site THEN 'false' END)",
+            _empty_null("v.x_hood_name"),
+            _empty_null("v.x_address"),
+            _float("v.x_lat"),
+            _float("v.x_lng"),
+            _empty_null("v.x_instagram"),
+            _empty_null("v.x_hours"),
+            _empty_null("a.csv"),
+            "%s || v.x_slug",
+        ]
+    )
+    with open(folder / f"{stem}.csv", "wb", buffering=_BUFFER) as fh:
+        fh.write(b"\r\n".join([",".join(rows.VENUES_CSV_COLUMNS).encode(), b""]))
+        _csv_rows(fh, f"SELECT {csv_select} {source}", [base, *params], "q.id")
+    return count
+
+
+def _site_url() -> str:
+    from django.conf import settings
+
+    return settings.SITE_URL
+
+
+def enabled() -> bool:
+    """The fast path runs on PostgreSQL unless DATASETS_COPY=0 (the portable path then)."""
+    return connection.vendor == "postgresql" and os.environ.get("DATASETS_COPY", "1") != "0"

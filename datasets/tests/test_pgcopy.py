@@ -1,0 +1,136 @@
+"""PostgreSQL writes the big files (datasets/pgcopy.py): byte for byte what the portable path
+(datasets.rows + orjson + csv, the path SQLite takes) writes."""
+
+import datetime as dt
+
+import orjson
+import pytest
+from django.db import connection
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from beers.models import City
+from beers.services import deal_create, venue_create
+from datasets import pgcopy
+from datasets.services import datasets_export
+
+from .helpers import tree
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is PostgreSQL's"),
+]
+
+
+def _both(tmp_path, monkeypatch) -> tuple[dict, dict]:
+    assert pgcopy.enabled()
+    fast = tmp_path / "fast"
+    datasets_export(directory=fast, progress=False)
+    monkeypatch.setattr(pgcopy, "enabled", lambda: False)
+    portable = tmp_path / "portable"
+    datasets_export(directory=portable, progress=False)
+    return tree(fast), tree(portable)
+
+
+def test_fast_path_writes_the_portable_paths_bytes(world, tmp_path, monkeypatch):
+    # Text that needs quoting or escaping, an integral coordinate, attributes, an empty city.
+    odd = venue_create(
+        city=world.sp,
+        name='Bar "Tab"\tBarra\\ , ; Ação',
+        lat=-23.0,
+        lng=-46.625,
+        kind="bar",
+        on_site=False,
+        address="Rua A, 1\r\nfundos",
+        attributes=["area_externa"],
+    )
+    deal_create(
+        venue=odd,
+        format=world.garrafa,
+        beer=None,
+        brand=world.brahma,
+        units=3,
+        packaging="balde",
+        kind="combo",
+        price_cents=3333,
+        conditions='aspas " e \\ barra, \x01 controle; emoji 🍺',
+        schedules=[{"days": [0, 6], "start": "18:00", "end": "24:00"}],
+        valid_until=dt.date(2026, 12, 31),
+        verified_at=dt.datetime(2026, 11, 20, 2, 59, 59, 999999, tzinfo=dt.UTC),
+    )
+    City.objects.create(
+        slug="vazia",
+        name="Vazia",
+        state="RJ",
+        timezone="America/Sao_Paulo",
+        lat=-22.9,
+        lng=-43.2,
+        active=True,
+    )
+    fast, portable = _both(tmp_path, monkeypatch)
+    assert fast.keys() == portable.keys()
+    for name in fast:
+        assert fast[name] == portable[name], name
+    assert b'"items":[]' in fast["vazia/deals.json"]
+    assert b'"Bar ""Tab""' in fast["sao-paulo/venues.csv"]
+
+
+def test_fast_path_with_no_prices_at_all(db, tmp_path, monkeypatch):
+    City.objects.create(
+        slug="so-cidade",
+        name="Só Cidade",
+        state="SP",
+        timezone="America/Sao_Paulo",
+        lat=-23.5,
+        lng=-46.6,
+        active=True,
+    )
+    fast, portable = _both(tmp_path, monkeypatch)
+    assert fast == portable
+
+
+# PostgreSQL text holds no NUL and UTF-8 has no lone surrogates.
+texts = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=texts)
+def test_strings_are_escaped_as_orjson_escapes_them(value):
+    sql = pgcopy.json_object([("k", "%s", "text")])
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {sql}", [value])
+        assert cursor.fetchone()[0].encode() == orjson.dumps({"k": value})
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=st.floats(min_value=-180, max_value=180).filter(lambda x: x == 0 or abs(x) >= 1e-4))
+def test_coordinates_are_written_as_python_writes_them(value):
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {pgcopy._float('x')} FROM (SELECT %s::float8 AS x) t", [value])
+        assert cursor.fetchone()[0] == repr(value)
+
+
+def test_price_index_rows_are_the_portable_querys(world):
+    from beers.selectors import price_index
+
+    # a second check in October (local time) of the same price: the later one counts
+    world.record_check(
+        deal=world.deals.regular,
+        source="submission",
+        price_cents=1350,
+        at=dt.datetime(2026, 10, 31, 2, 59, tzinfo=dt.UTC),
+    )
+    seen = 0
+    for city in (world.sp, world.manaus):
+        for start, end in [(None, None), price_index.month_bounds("2026-10", city.tz)]:
+            fast = list(price_index._observations_postgresql(city, start, end))
+            portable = list(price_index._observations_portable(city, start, end))
+            assert sorted(fast, key=repr) == sorted(portable, key=repr)
+            months = [(year, month) for year, month, *_ in fast]
+            assert months == sorted(months)
+            seen += len(fast)
+    assert seen == 6  # São Paulo 4 (+1 in October), Manaus 1 (30 September, local time)
+    october = price_index._observations_postgresql(
+        world.sp, *price_index.month_bounds("2026-10", world.sp.tz)
+    )
+    assert [row[2] for row in october] == [1350]  # the later of October's two checks
