@@ -46,6 +46,7 @@ from django.db import connection, transaction  # noqa: E402
 from beers.models import City, Deal, Venue  # noqa: E402
 from datasets.importer import datasets_import  # noqa: E402
 from datasets.services import datasets_export  # noqa: E402
+from datasets.snapshot import batch_session  # noqa: E402
 
 SLUG = "bench-city"
 
@@ -190,6 +191,7 @@ def copy_deals(city: City, path: Path) -> None:
         f"WHERE d.city_id = {int(city.id)} ORDER BY d.id) TO STDOUT WITH CSV HEADER"
     )
     with transaction.atomic(), connection.cursor() as c, open(path, "wb") as fh:
+        batch_session(c)  # the export's own session settings (no JIT, parallel scans): fair
         with c.cursor.copy(sql) as copy:
             for chunk in copy:
                 fh.write(chunk)

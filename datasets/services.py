@@ -15,14 +15,14 @@ import logging
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -45,6 +45,7 @@ from beers.selectors.published import UnixSeconds, published_deals
 
 from . import pgcopy, rows
 from .generations import FileInfo, file_info, prune, publish, read_pointer
+from .snapshot import export_snapshot
 from .storage import datasets_storage
 
 logger = logging.getLogger(__name__)
@@ -202,28 +203,6 @@ def _write_json(
 
 
 # --- the data --------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _snapshot() -> Iterator[None]:
-    """One consistent view of the data for the whole export."""
-    if connection.in_atomic_block:  # inside a caller's transaction (tests): use it as it is
-        yield
-        return
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
-            timeout_ms = int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
-            with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                cursor.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
-                # A batch job, unlike the live reads: whole-table plans, no JIT compile time
-                # (0.6 s per big query here), sorts in memory, parallel scans.
-                cursor.execute("SET LOCAL jit = off")
-                cursor.execute("SET LOCAL cursor_tuple_fraction = 1")
-                cursor.execute(f"SET LOCAL work_mem = '{int(settings.DATASETS_WORK_MEM_MB)}MB'")
-                workers = int(settings.DATASETS_PARALLEL_WORKERS)
-                cursor.execute(f"SET LOCAL max_parallel_workers_per_gather = {workers}")
-        yield
 
 
 def data_fingerprint() -> str:
@@ -432,7 +411,7 @@ def _price_index(city: City, folder: Path, header: dict, now: dt.datetime) -> in
 def _write_tree(root: Path, *, now: dt.datetime, bar: bool) -> tuple[str, dict, str]:
     """Every file of datasets.md under `root`; index.json last. Returns (updated_at, counts,
     fingerprint)."""
-    with _snapshot():
+    with export_snapshot():
         fingerprint = data_fingerprint()
         updated_at = timezone.now().astimezone(dt.UTC).isoformat(timespec="seconds")
         formats = {f.id: f for f in Format.objects.all()}
