@@ -193,9 +193,21 @@ def _deal_columns(city: City) -> QuerySet:
 
 def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
     """The labels joined to each price: a FROM clause over arrays, and its parameters."""
-    servings = published_deals(city=city).values_list("format_id", "units", "packaging")
+    # One scan for both: the distinct (serving, schedule) pairs are few.
+    pairs = (
+        published_deals(city=city)
+        .values_list("format_id", "units", "packaging", "schedules", "valid_from", "valid_until")
+        .order_by()
+        .distinct()
+    )
+    servings: set[tuple] = set()
+    whens: dict[tuple, tuple] = {}
+    for format_id, units, packaging, schedules, valid_from, valid_until in pairs:
+        servings.add((format_id, units, packaging))
+        key = orjson.dumps(schedules).decode()
+        whens.setdefault((key, valid_from, valid_until), (schedules, valid_from, valid_until))
     s_format, s_units, s_packaging, s_label = [], [], [], []
-    for format_id, units, packaging in servings.order_by().distinct():
+    for format_id, units, packaging in servings:
         s_format.append(format_id)
         s_units.append(units)
         s_packaging.append(packaging)
@@ -204,10 +216,9 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
                 fmt=formats[format_id], units=units, packaging=packaging, lang="pt-BR"
             )
         )
-    whens = published_deals(city=city).values_list("schedules", "valid_from", "valid_until")
     w_key, w_from, w_until, w_json, w_label = [], [], [], [], []
-    for schedules, valid_from, valid_until in whens.order_by().distinct():
-        w_key.append(orjson.dumps(schedules).decode())
+    for (key, valid_from, valid_until), (schedules, *_) in whens.items():
+        w_key.append(key)
         w_from.append(valid_from or dt.date.max)
         w_until.append(valid_until or dt.date.max)
         w_json.append(orjson.dumps(rows.schedules_item(schedules)).decode())
