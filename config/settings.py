@@ -177,6 +177,8 @@ DATASETS_GRACE_SECONDS = env.int("DATASETS_GRACE_SECONDS", default=900)
 DATASETS_MAX_AGE_SECONDS = env.int("DATASETS_MAX_AGE_SECONDS", default=3600)
 # The export's PostgreSQL session (a batch job): sort memory and parallel workers per query.
 DATASETS_WORK_MEM_MB = env.int("DATASETS_WORK_MEM_MB", default=64)
+# PostgreSQL writes the deals and venues files itself (COPY); off = the portable Python path.
+DATASETS_COPY = env.bool("DATASETS_COPY", default=True)
 DATASETS_PARALLEL_WORKERS = env.int("DATASETS_PARALLEL_WORKERS", default=2)
 if DATASETS_S3_BUCKET:
     _datasets_storage = {

@@ -15,10 +15,10 @@ does, when every empty text is NULL); only the line end changes from LF to CRLF.
 """
 
 import datetime as dt
-import os
 from collections.abc import Callable
 
 import orjson
+from django.conf import settings
 from django.db import connection
 from django.db.models import F, QuerySet
 from django.db.models.functions import Coalesce
@@ -395,7 +395,7 @@ def write_venues(city: City, folder, stem: str, header_writer_factory, qs: Query
             fh, out, f"SELECT v.x_id AS id, {item} AS item {source}", params, "q.id"
         )
         out.close()
-    base = f"{_site_url()}/{city.slug}/"
+    base = f"{settings.SITE_URL}/{city.slug}/"
     csv_select = _csv_columns(
         [
             "v.x_id AS id",
@@ -419,12 +419,6 @@ def write_venues(city: City, folder, stem: str, header_writer_factory, qs: Query
     return count
 
 
-def _site_url() -> str:
-    from django.conf import settings
-
-    return settings.SITE_URL
-
-
 def enabled() -> bool:
-    """The fast path runs on PostgreSQL unless DATASETS_COPY=0 (the portable path then)."""
-    return connection.vendor == "postgresql" and os.environ.get("DATASETS_COPY", "1") != "0"
+    """The fast path runs on PostgreSQL unless DATASETS_COPY is off (the portable path then)."""
+    return connection.vendor == "postgresql" and settings.DATASETS_COPY
