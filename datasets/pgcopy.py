@@ -94,13 +94,9 @@ def json_object(fields: list[tuple[str, str, str]]) -> str:
     return "concat(" + ", ".join(parts) + ")"
 
 
-def _csv_columns(columns: list[str]) -> str:
-    """SQL select list of CSV cells: every text cell NULL when empty (COPY quotes '' but not
-    NULL; the csv module writes both as nothing)."""
-    return ", ".join(columns)
-
-
 def _empty_null(expr: str) -> str:
+    """A CSV text cell: NULL when empty (COPY quotes '' but not NULL; the csv module writes
+    both as nothing)."""
     return f"NULLIF(({expr})::text, '')"
 
 
@@ -137,7 +133,6 @@ def _json_items(fh, header_writer, select_sql: str, params: list, order: str, ti
         fh.seek(fh.tell() - 1)
         fh.truncate()
         fh.write(b"]")
-    header_writer.count = count
     return count
 
 
@@ -295,7 +290,7 @@ def write_deals(city: City, folder, header_writer_factory, formats, tick=None) -
             fh, out, f"SELECT d.x_id AS id, {item} AS item {source}", params, "q.id", tick
         )
         out.close()
-    csv_select = _csv_columns(
+    csv_select = ", ".join(
         [
             "d.x_id AS id",
             "d.x_venue",
@@ -396,7 +391,7 @@ def write_venues(city: City, folder, stem: str, header_writer_factory, qs: Query
         )
         out.close()
     base = f"{settings.SITE_URL}/{city.slug}/"
-    csv_select = _csv_columns(
+    csv_select = ", ".join(
         [
             "v.x_id AS id",
             _empty_null("v.x_slug"),
