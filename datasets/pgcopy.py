@@ -14,7 +14,6 @@ CSV rows come from `COPY … (FORMAT csv)` itself (RFC 4180 quoting, as Python's
 does, when every empty text is NULL); only the line end changes from LF to CRLF.
 """
 
-import datetime as dt
 from collections.abc import Callable
 
 import orjson
@@ -214,19 +213,20 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
     w_key, w_from, w_until, w_json, w_label = [], [], [], [], []
     for (key, valid_from, valid_until), (schedules, *_) in whens.items():
         w_key.append(key)
-        w_from.append(valid_from or dt.date.max)
-        w_until.append(valid_until or dt.date.max)
+        # no date: 'infinity', which no real date equals (a NULL would never join)
+        w_from.append(valid_from.isoformat() if valid_from else "infinity")
+        w_until.append(valid_until.isoformat() if valid_until else "infinity")
         w_json.append(orjson.dumps(rows.schedules_item(schedules)).decode())
         w_label.append(labels.schedule_text(schedules or [], "pt-BR", valid_from, valid_until))
     sql = (
         "JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
         "AS s(format_id, units, packaging, label) "
         "ON s.format_id = d.x_format AND s.units = d.x_units AND s.packaging = d.x_packaging "
-        "JOIN unnest(%s::jsonb[], %s::date[], %s::date[], %s::text[], %s::text[]) "
+        "JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[], %s::text[], %s::text[]) "
         "AS w(schedules, valid_from, valid_until, json, label) "
         "ON w.schedules = d.x_schedules "
-        "AND w.valid_from = COALESCE(d.x_from, %s::date) "
-        "AND w.valid_until = COALESCE(d.x_until, %s::date)"
+        "AND w.valid_from = COALESCE(d.x_from, 'infinity'::date) "
+        "AND w.valid_until = COALESCE(d.x_until, 'infinity'::date)"
     )
     params = [
         s_format,
@@ -238,8 +238,6 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
         w_until,
         w_json,
         w_label,
-        dt.date.max,
-        dt.date.max,
     ]
     return sql, params
 

@@ -58,6 +58,15 @@ def test_fast_path_writes_the_portable_paths_bytes(world, tmp_path, monkeypatch)
         valid_until=dt.date(2026, 12, 31),
         verified_at=dt.datetime(2026, 11, 20, 2, 59, 59, 999999, tzinfo=dt.UTC),
     )
+    # the last date Python has, next to prices with no end date: still one label each
+    deal_create(
+        venue=odd,
+        format=world.garrafa,
+        beer=None,
+        price_cents=1500,
+        valid_until=dt.date.max,
+        verified_at=dt.datetime(2026, 11, 20, 12, tzinfo=dt.UTC),
+    )
     City.objects.create(
         slug="vazia",
         name="Vazia",
