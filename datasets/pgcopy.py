@@ -20,11 +20,10 @@ import orjson
 from django.conf import settings
 from django.db import connection
 from django.db.models import F, QuerySet
-from django.db.models.functions import Coalesce
 
 from beers import labels
 from beers.models import City, Format
-from beers.selectors.published import published_deals
+from beers.selectors.published import price_brand, published_deals
 
 from . import rows
 
@@ -99,6 +98,27 @@ def _empty_null(expr: str) -> str:
     return f"NULLIF(({expr})::text, '')"
 
 
+def _in_order(sql_by_name: dict, names: tuple[str, ...]) -> list:
+    """The SQL of each field or column in the format's own order (datasets.rows), refusing a
+    format that gained or lost a name the SQL does not have."""
+    if set(sql_by_name) != set(names):
+        raise ValueError(f"SQL and format differ: {set(sql_by_name) ^ set(names)}")
+    return [sql_by_name[name] for name in names]
+
+
+def _json_fields(sql_by_key: dict[str, tuple[str, str]], keys: tuple[str, ...]) -> str:
+    return json_object(
+        [(key, *value) for key, value in zip(keys, _in_order(sql_by_key, keys), strict=True)]
+    )
+
+
+def _csv_select(sql_by_column: dict[str, str], columns: tuple[str, ...]) -> str:
+    return ", ".join(
+        f'{sql} AS "{name}"'
+        for name, sql in zip(columns, _in_order(sql_by_column, columns), strict=True)
+    )
+
+
 # --- copying -----------------------------------------------------------------------------------
 
 
@@ -158,7 +178,7 @@ def _deal_columns(city: City) -> QuerySet:
         x_id=F("id"),
         x_venue=F("venue_id"),
         x_beer=F("beer__slug"),
-        x_brand=Coalesce("beer__brand__slug", "brand__slug"),
+        x_brand=price_brand("slug"),
         x_format=F("format_id"),
         x_format_code=F("format__code"),
         x_units=F("units"),
@@ -181,7 +201,7 @@ def _deal_columns(city: City) -> QuerySet:
         x_venue_name=F("venue__name"),
         x_hood_name=F("venue__neighbourhood__name"),
         x_beer_name=F("beer__name"),
-        x_brand_name=Coalesce("beer__brand__name", "brand__name"),
+        x_brand_name=price_brand("name"),
     )
 
 
@@ -254,31 +274,32 @@ def write_deals(city: City, folder, header_writer_factory, formats, tick=None) -
     """`deals.json` and `deals.csv` of a city, written by PostgreSQL."""
     inner, inner_params = _inner(_deal_columns(city))
     joins, join_params = _labels(city, formats)
-    item = json_object(
-        [
-            ("id", "d.x_id", "int"),
-            ("venue_id", "d.x_venue", "int"),
-            ("beer", "d.x_beer", "text"),
-            ("brand", "d.x_brand", "text"),
-            ("format_code", "d.x_format_code", "text"),
-            ("units", "d.x_units", "int"),
-            ("packaging", "d.x_packaging", "text"),
-            ("kind", "d.x_kind", "text"),
-            ("price_cents", "d.x_price", "int"),
-            ("price_per_litre_cents", _per_litre(), "int"),
-            ("open_bar_minutes", "d.x_open_bar", "int"),
-            ("service_charge_pct", "d.x_service", "int"),
-            ("couvert_cents", "d.x_couvert", "int"),
-            ("conditions", "NULLIF(d.x_conditions, '')", "text"),
-            ("valid_from", _date("d.x_from"), "text"),
-            ("valid_until", _date("d.x_until"), "text"),
-            ("schedules", "w.json", "json"),
-            ("verified_at", _unix("d.x_verified"), "int"),
-            ("created_at", _unix("d.x_created"), "int"),
-            ("confirmations", "d.x_confirmations", "int"),
-            ("open_disputes", "d.x_disputes", "int"),
-            ("status", "d.x_status", "text"),
-        ]
+    item = _json_fields(
+        {
+            "id": ("d.x_id", "int"),
+            "venue_id": ("d.x_venue", "int"),
+            "beer": ("d.x_beer", "text"),
+            "brand": ("d.x_brand", "text"),
+            "format_code": ("d.x_format_code", "text"),
+            "units": ("d.x_units", "int"),
+            "packaging": ("d.x_packaging", "text"),
+            "kind": ("d.x_kind", "text"),
+            "price_cents": ("d.x_price", "int"),
+            "price_per_litre_cents": (_per_litre(), "int"),
+            "open_bar_minutes": ("d.x_open_bar", "int"),
+            "service_charge_pct": ("d.x_service", "int"),
+            "couvert_cents": ("d.x_couvert", "int"),
+            "conditions": ("NULLIF(d.x_conditions, '')", "text"),
+            "valid_from": (_date("d.x_from"), "text"),
+            "valid_until": (_date("d.x_until"), "text"),
+            "schedules": ("w.json", "json"),
+            "verified_at": (_unix("d.x_verified"), "int"),
+            "created_at": (_unix("d.x_created"), "int"),
+            "confirmations": ("d.x_confirmations", "int"),
+            "open_disputes": ("d.x_disputes", "int"),
+            "status": ("d.x_status", "text"),
+        },
+        rows.DEAL_KEYS,
     )
     source = f"FROM ({inner}) d {joins}"
     params = inner_params + join_params
@@ -288,32 +309,33 @@ def write_deals(city: City, folder, header_writer_factory, formats, tick=None) -
             fh, out, f"SELECT d.x_id AS id, {item} AS item {source}", params, "q.id", tick
         )
         out.close()
-    csv_select = ", ".join(
-        [
-            "d.x_id AS id",
-            "d.x_venue",
-            _empty_null("d.x_venue_name"),
-            _empty_null("d.x_hood_name"),
-            _empty_null("d.x_beer_name"),
-            _empty_null("d.x_brand_name"),
-            _empty_null("d.x_format_code"),
-            _empty_null("s.label"),
-            "d.x_units",
-            "trim_scale((d.x_units * d.x_volume)::numeric / 1000)",
-            _empty_null("d.x_packaging"),
-            _empty_null("d.x_kind"),
-            _brl("d.x_price"),
-            _brl(_per_litre()),
-            _empty_null("w.label"),
-            _date("d.x_from"),
-            _date("d.x_until"),
-            "d.x_service",
-            _brl("d.x_couvert"),
-            _empty_null("d.x_conditions"),
-            _date("(d.x_verified AT TIME ZONE %s)::date"),
-            "d.x_confirmations",
-            _empty_null("d.x_status"),
-        ]
+    csv_select = _csv_select(
+        {
+            "id": "d.x_id",
+            "venue_id": "d.x_venue",
+            "venue": _empty_null("d.x_venue_name"),
+            "neighbourhood": _empty_null("d.x_hood_name"),
+            "beer": _empty_null("d.x_beer_name"),
+            "brand": _empty_null("d.x_brand_name"),
+            "format_code": _empty_null("d.x_format_code"),
+            "serving": _empty_null("s.label"),
+            "units": "d.x_units",
+            "litres": "trim_scale((d.x_units * d.x_volume)::numeric / 1000)",
+            "packaging": _empty_null("d.x_packaging"),
+            "kind": _empty_null("d.x_kind"),
+            "price_brl": _brl("d.x_price"),
+            "price_per_litre_brl": _brl(_per_litre()),
+            "when": _empty_null("w.label"),
+            "valid_from": _date("d.x_from"),
+            "valid_until": _date("d.x_until"),
+            "service_charge_pct": "d.x_service",
+            "couvert_brl": _brl("d.x_couvert"),
+            "conditions": _empty_null("d.x_conditions"),
+            "verified_on": _date("(d.x_verified AT TIME ZONE %s)::date"),
+            "confirmations": "d.x_confirmations",
+            "status": _empty_null("d.x_status"),
+        },
+        rows.DEALS_CSV_COLUMNS,
     )
     csv_sql = f"SELECT {csv_select} {source}"
     # the time zone's placeholder sits in the select list, before the FROM's
@@ -364,23 +386,24 @@ def write_venues(city: City, folder, stem: str, header_writer_factory, qs: Query
     joins, join_params = _attributes(qs)
     source = f"FROM ({inner}) v {joins}"
     params = inner_params + join_params
-    item = json_object(
-        [
-            ("id", "v.x_id", "int"),
-            ("slug", "v.x_slug", "text"),
-            ("name", "v.x_name", "text"),
-            ("kind", "v.x_kind", "text"),
-            ("on_site", "v.x_on_site", "bool"),
-            ("neighbourhood", "v.x_hood", "text"),
-            ("address", "NULLIF(v.x_address, '')", "text"),
-            ("lat", "v.x_lat", "float"),
-            ("lng", "v.x_lng", "float"),
-            ("instagram", "NULLIF(v.x_instagram, '')", "text"),
-            ("opening_hours", "NULLIF(v.x_hours, '')", "text"),
-            ("attributes", "a.json", "json"),
-            ("status", "v.x_status", "text"),
-            ("created_at", _unix("v.x_created"), "int"),
-        ]
+    item = _json_fields(
+        {
+            "id": ("v.x_id", "int"),
+            "slug": ("v.x_slug", "text"),
+            "name": ("v.x_name", "text"),
+            "kind": ("v.x_kind", "text"),
+            "on_site": ("v.x_on_site", "bool"),
+            "neighbourhood": ("v.x_hood", "text"),
+            "address": ("NULLIF(v.x_address, '')", "text"),
+            "lat": ("v.x_lat", "float"),
+            "lng": ("v.x_lng", "float"),
+            "instagram": ("NULLIF(v.x_instagram, '')", "text"),
+            "opening_hours": ("NULLIF(v.x_hours, '')", "text"),
+            "attributes": ("a.json", "json"),
+            "status": ("v.x_status", "text"),
+            "created_at": (_unix("v.x_created"), "int"),
+        },
+        rows.VENUE_KEYS,
     )
     with open(folder / f"{stem}.json", "wb", buffering=_BUFFER) as fh:
         out = header_writer_factory(fh)
@@ -389,22 +412,23 @@ def write_venues(city: City, folder, stem: str, header_writer_factory, qs: Query
         )
         out.close()
     base = f"{settings.SITE_URL}/{city.slug}/"
-    csv_select = ", ".join(
-        [
-            "v.x_id AS id",
-            _empty_null("v.x_slug"),
-            _empty_null("v.x_name"),
-            _empty_null("v.x_kind"),
-            "(CASE WHEN v.x_on_site THEN 'true' WHEN NOT v.x_on_site THEN 'false' END)",
-            _empty_null("v.x_hood_name"),
-            _empty_null("v.x_address"),
-            _float("v.x_lat"),
-            _float("v.x_lng"),
-            _empty_null("v.x_instagram"),
-            _empty_null("v.x_hours"),
-            _empty_null("a.csv"),
-            "%s || v.x_slug",
-        ]
+    csv_select = _csv_select(
+        {
+            "id": "v.x_id",
+            "slug": _empty_null("v.x_slug"),
+            "name": _empty_null("v.x_name"),
+            "kind": _empty_null("v.x_kind"),
+            "on_site": "(CASE WHEN v.x_on_site THEN 'true' WHEN NOT v.x_on_site THEN 'false' END)",
+            "neighbourhood": _empty_null("v.x_hood_name"),
+            "address": _empty_null("v.x_address"),
+            "lat": _float("v.x_lat"),
+            "lng": _float("v.x_lng"),
+            "instagram": _empty_null("v.x_instagram"),
+            "opening_hours": _empty_null("v.x_hours"),
+            "attributes": _empty_null("a.csv"),
+            "url": "%s || v.x_slug",
+        },
+        rows.VENUES_CSV_COLUMNS,
     )
     with open(folder / f"{stem}.csv", "wb", buffering=_BUFFER) as fh:
         fh.write(b"\r\n".join([",".join(rows.VENUES_CSV_COLUMNS).encode(), b""]))

@@ -242,14 +242,21 @@ def data_fingerprint() -> str:
 def _deals_and_csv(
     city: City, folder: Path, header: dict, formats: dict[int, Format], bar: bool
 ) -> int:
-    if pgcopy.enabled():
-        total = published_deals(city=city).count() if bar else None
-        with tqdm(
-            total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
-        ) as progress:
+    total = published_deals(city=city).count() if bar else None
+    with tqdm(
+        total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
+    ) as progress:
+        if pgcopy.enabled():
             return pgcopy.write_deals(
                 city, folder, lambda fh: JsonWriter(fh, header), formats, tick=progress.update
             )
+        return _deals_portable(city, folder, header, formats, progress.update)
+
+
+def _deals_portable(
+    city: City, folder: Path, header: dict, formats: dict[int, Format], tick
+) -> int:
+    """The same files through datasets.rows, orjson and csv (SQLite, or DATASETS_COPY off)."""
     tz = city.tz
     qs = (
         published_deals(city=city)
@@ -262,17 +269,10 @@ def _deals_and_csv(
         .order_by("id")
         .values(*DEAL_FIELDS)
     )
-    total = published_deals(city=city).count() if bar else None
     # Few distinct servings and schedules repeat over many prices: label each once.
     servings: dict[tuple, str] = {}
     whens: dict[tuple, str | None] = {}
-    with (
-        open(folder / "deals.json", "wb") as jf,
-        tqdm(
-            total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
-        ) as progress,
-        labels.language("pt-BR"),
-    ):
+    with open(folder / "deals.json", "wb") as jf, labels.language("pt-BR"):
         csv_fh, writer = _open_csv(folder / "deals.csv", rows.DEALS_CSV_COLUMNS)
         with csv_fh:
             items = JsonWriter(jf, header)
@@ -313,7 +313,7 @@ def _deals_and_csv(
                         tz=tz,
                     )
                 )
-                progress.update()
+                tick()
             count = items.end()
             items.close()
     return count

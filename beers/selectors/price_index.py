@@ -21,12 +21,12 @@ from fractions import Fraction
 
 from django.db import connection
 from django.db.models import F, Max, Q, QuerySet, Window
-from django.db.models.functions import Coalesce, ExtractMonth, ExtractYear, RowNumber
+from django.db.models.functions import ExtractMonth, ExtractYear, RowNumber
 from django.utils import timezone
 
 from beers.models import City, DealKind, PriceCheck
 
-from .published import published_deals
+from .published import price_brand, published_deals
 
 SCOPES = ("city", "format", "neighbourhood", "brand")
 MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
@@ -148,7 +148,7 @@ def _observations_portable(city: City, start: dt.datetime | None, end: dt.dateti
     month = ExtractMonth("checked_at", tzinfo=tz)
     return (
         checks.annotate(
-            brand_slug=Coalesce("deal__beer__brand__slug", "deal__brand__slug"),
+            brand_slug=price_brand("slug", via="deal__"),
             local_year=year,
             local_month=month,
             newest_first=Window(
@@ -190,7 +190,7 @@ def _observations_postgresql(city: City, start: dt.datetime | None, end: dt.date
             x_volume=F("volume_ml"),
             x_type=F("format__type"),
             x_hood=F("venue__neighbourhood__slug"),
-            x_brand=Coalesce("beer__brand__slug", "brand__slug"),
+            x_brand=price_brand("slug"),
         )
     )
     deals_sql, deals_params = deals.query.sql_with_params()

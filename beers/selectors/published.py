@@ -1,6 +1,7 @@
 """The published set: the prices the open datasets carry and the price index rests on."""
 
 from django.db.models import BigIntegerField, Func, QuerySet
+from django.db.models.functions import Coalesce
 
 from beers.models import RANKED_STATUSES, City, Deal, VenueStatus
 
@@ -14,6 +15,13 @@ def published_deals(*, city: City | None = None) -> QuerySet[Deal]:
     if city is not None:
         qs = qs.filter(city=city)
     return qs
+
+
+def price_brand(field: str, *, via: str = "") -> Coalesce:
+    """The brand of a price, as datasets.md defines it: its beer's brand, else its own. `field`
+    is the brand's column ("slug", "name"); `via` the path to the price ("deal__" from a
+    check)."""
+    return Coalesce(f"{via}beer__brand__{field}", f"{via}brand__{field}")
 
 
 class UnixSeconds(Func):

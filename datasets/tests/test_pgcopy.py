@@ -143,3 +143,9 @@ def test_price_index_rows_are_the_portable_querys(world):
         world.sp, *price_index.month_bounds("2026-10", world.sp.tz)
     )
     assert [row[2] for row in october] == [1350]  # the later of October's two checks
+
+
+def test_the_sql_follows_the_formats_names_and_refuses_a_missing_one():
+    assert pgcopy._csv_select({"b": "2", "a": "1"}, ("a", "b")) == '1 AS "a", 2 AS "b"'
+    with pytest.raises(ValueError, match="extra"):
+        pgcopy._csv_select({"id": "x"}, ("id", "extra"))
