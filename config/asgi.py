@@ -2,6 +2,13 @@
 
 Django's ASGI handler refuses the lifespan scope, so a small router owns the lifespan (which
 starts the MCP session manager) and sends /mcp to the MCP app, everything else to Django.
+
+Reads (GET, HEAD, OPTIONS) reach Django through its WSGI handler on a fixed pool of worker
+threads (a2wsgi). Django's ASGI handler starts a new thread for every request of a sync view
+(one ThreadSensitiveContext each) and hops threads for the request signals: measured here,
+1.5 ms of a 2.7 ms trivial request, against 1.15 ms in all through the pool. Our views are sync,
+so nothing is lost. Requests with a body stay on the ASGI handler, which reads the whole body
+before the view runs: a slow upload then holds no worker thread.
 """
 
 import contextlib
@@ -9,13 +16,19 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+from a2wsgi import WSGIMiddleware  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.wsgi import get_wsgi_application  # noqa: E402
 
 django_app = get_asgi_application()
+django_reads = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_READ_THREADS)
 
 from mcp_bridge.server import build_asgi_app  # noqa: E402
 
 mcp_app, mcp_lifespan = build_asgi_app()
+
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class Router:
@@ -28,8 +41,10 @@ class Router:
         path = scope.get("path", "")
         if path == "/mcp" or path.startswith("/mcp/"):
             await mcp_app(scope, receive, send)
-            return
-        await django_app(scope, receive, send)
+        elif scope["type"] == "http" and scope["method"] in READ_METHODS:
+            await django_reads(scope, receive, send)
+        else:
+            await django_app(scope, receive, send)
 
     async def _lifespan(self, receive, send):
         stack = contextlib.AsyncExitStack()

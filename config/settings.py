@@ -117,6 +117,9 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
 else:
     _db.setdefault("OPTIONS", {}).setdefault("timeout", 10)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Worker threads of the read path (config/asgi.py): GET/HEAD/OPTIONS run on a fixed pool; as
+# many as the database pool has connections, so no read waits on a connection with a thread.
+WEB_READ_THREADS = env.int("WEB_READ_THREADS", default=env.int("DB_POOL_MAX_SIZE", default=10))
 
 # --- Cache, Celery ----------------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")

@@ -9,8 +9,7 @@ generation's objects directly too, since they carry their own Content-Type and C
 import time
 from email.utils import formatdate
 
-from asgiref.sync import sync_to_async
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from beers.api.errors import json_error
@@ -35,14 +34,6 @@ def _pointer(storage) -> dict | None:
     pointer = read_pointer(storage)
     _remote_pointer[id(storage)] = (time.monotonic(), pointer)
     return pointer
-
-
-async def _chunks(fh):
-    try:
-        while chunk := await sync_to_async(fh.read)(CHUNK):
-            yield chunk
-    finally:
-        await sync_to_async(fh.close)()
 
 
 def _etag_matches(header: str, etag: str) -> bool:
@@ -109,7 +100,9 @@ def _dataset_file(request, name: str, city: str | None, retry: bool = True):
         with fh:
             response = HttpResponse(fh.read(), content_type=info["content_type"])
     else:
-        # An async iterator: under ASGI Django would read a sync one whole into memory first.
-        response = StreamingHttpResponse(_chunks(fh), content_type=info["content_type"])
+        # Read in chunks by the read path's worker thread (config/asgi.py: reads run on
+        # Django's WSGI handler); the response closes the file.
+        response = FileResponse(fh, content_type=info["content_type"])
+        response.block_size = CHUNK
         response["Content-Length"] = str(info["size"])
     return _headers(response, info, created_at)
