@@ -8,10 +8,13 @@ only when asked for (kind=open_bar) and rank by package price.
 """
 
 import datetime as dt
+import functools
+import json
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -30,6 +33,7 @@ from beers.models import (
 )
 
 from . import names, on_now, render
+from .prepared import Prepared
 from .queries import CheapestQuery, SearchQuery, VenueQuery
 
 PRICE_ORDER = ("price_per_litre", "price_cents", "-verified_at", "id")
@@ -64,24 +68,34 @@ class Answer:
     fresh_until: dt.datetime
 
 
+CITY_FIELDS = tuple(f.attname for f in City._meta.concrete_fields)
+
+_city = Prepared(
+    lambda shape, slug: City.objects.filter(slug=slug, active=True).values(*CITY_FIELDS)[:1]
+)
+
+
 def city_get(slug: str) -> City:
     """An active city by slug, or 404."""
-    city = City.objects.filter(slug=slug, active=True).first()
-    if city is None:
+    rows = _city.rows("city", slug=slug)
+    if not rows:
         raise not_found(f"Unknown city: {slug}.")
-    return city
+    return City.from_db("default", CITY_FIELDS, [rows[0][name] for name in CITY_FIELDS])
 
 
 def local_midnight(day: dt.date, city: City) -> dt.datetime:
     return dt.datetime.combine(day, dt.time(0)).replace(tzinfo=city.tz)
 
 
-def ranked_deals(*, city: City, today: dt.date) -> QuerySet[Deal]:
-    """Every price of the city in the rankings on the city-local date `today`."""
-    oldest = local_midnight(today - dt.timedelta(days=render.MAX_AGE_DAYS), city)
+def oldest_check(city: City, today: dt.date) -> dt.datetime:
+    """The earliest last check still in the rankings on the city-local date `today`."""
+    return local_midnight(today - dt.timedelta(days=render.MAX_AGE_DAYS), city)
+
+
+def _ranked(*, city_id: int, today: dt.date, oldest: dt.datetime) -> QuerySet[Deal]:
     return (
         Deal.objects.filter(
-            city=city,
+            city_id=city_id,
             status__in=RANKED_STATUSES,
             venue__status=VenueStatus.OPEN,
             verified_at__gte=oldest,
@@ -92,13 +106,28 @@ def ranked_deals(*, city: City, today: dt.date) -> QuerySet[Deal]:
     )
 
 
-def filter_format(qs: QuerySet[Deal], value: str | None) -> QuerySet[Deal]:
+def ranked_deals(*, city: City, today: dt.date) -> QuerySet[Deal]:
+    """Every price of the city in the rankings on the city-local date `today`."""
+    return _ranked(city_id=city.pk, today=today, oldest=oldest_check(city, today))
+
+
+def _format_shape(value: str | None) -> str | None:
     """A format type matches every code of that type; anything else is an exact code."""
     if not value:
-        return qs
-    if value in FormatType.values:
+        return None
+    return "type" if value in FormatType.values else "code"
+
+
+def _filter_format(qs: QuerySet[Deal], shape: str | None, value) -> QuerySet[Deal]:
+    if shape == "type":
         return qs.filter(format__type=value)
-    return qs.filter(format__code=value)
+    if shape == "code":
+        return qs.filter(format__code=value)
+    return qs
+
+
+def filter_format(qs: QuerySet[Deal], value: str | None) -> QuerySet[Deal]:
+    return _filter_format(qs, _format_shape(value), value)
 
 
 def per_litre_threshold(max_price_per_litre) -> float:
@@ -107,39 +136,82 @@ def per_litre_threshold(max_price_per_litre) -> float:
     return math.floor(max_price_per_litre * 100) + 0.5
 
 
+def _search_queryset(shape: tuple, *, city_id, **given) -> QuerySet:
+    open_bar, format_shape, limit, today, oldest = shape
+    qs = _ranked(city_id=city_id, today=today, oldest=oldest)
+    if open_bar:
+        qs = qs.filter(kind=DealKind.OPEN_BAR).order_by(*OPEN_BAR_ORDER)
+    else:
+        qs = qs.exclude(kind=DealKind.OPEN_BAR).order_by(*PRICE_ORDER)
+        if "kind" in given:
+            qs = qs.filter(kind=given["kind"])
+        if "below" in given:
+            qs = qs.filter(price_per_litre__lt=given["below"])
+    if "neighbourhood" in given:
+        qs = qs.filter(venue__neighbourhood__slug=given["neighbourhood"])
+    if "brand" in given:
+        qs = qs.filter(brand__slug=given["brand"])
+    qs = _filter_format(qs, format_shape, given.get("format"))
+    return qs.values(*render.DEAL_COLUMNS)[:limit]
+
+
+_search_rows = Prepared(_search_queryset)
+
+
 def search(query: SearchQuery, *, now: dt.datetime | None = None) -> Answer:
     """DealsResponse of a city's ranking with filters (two queries)."""
     now = now or timezone.now()
     city = city_get(query.city)
     today = now.astimezone(city.tz).date()
-    qs = ranked_deals(city=city, today=today)
-    if query.kind == DealKind.OPEN_BAR:
-        qs = qs.filter(kind=DealKind.OPEN_BAR).order_by(*OPEN_BAR_ORDER)
+    open_bar = query.kind == DealKind.OPEN_BAR
+    given: dict = {}
+    if query.kind and not open_bar:
+        given["kind"] = query.kind
+    if query.max_price_per_litre is not None:
+        given["below"] = per_litre_threshold(query.max_price_per_litre)
+    for name in ("neighbourhood", "brand", "format"):
+        if getattr(query, name):
+            given[name] = getattr(query, name)
+    if open_bar and "below" in given:
+        rows = []  # an open bar has no price per litre to compare
     else:
-        qs = qs.exclude(kind=DealKind.OPEN_BAR).order_by(*PRICE_ORDER)
-        if query.kind:
-            qs = qs.filter(kind=query.kind)
-        if query.max_price_per_litre is not None:
-            qs = qs.filter(price_per_litre__lt=per_litre_threshold(query.max_price_per_litre))
-    if query.max_price_per_litre is not None and query.kind == DealKind.OPEN_BAR:
-        qs = qs.none()  # an open bar has no price per litre to compare
-    if query.neighbourhood:
-        qs = qs.filter(venue__neighbourhood__slug=query.neighbourhood)
-    if query.brand:
-        qs = qs.filter(brand__slug=query.brand)
-    rows = list(filter_format(qs, query.format).values(*render.DEAL_COLUMNS)[: query.limit])
+        shape = (
+            open_bar,
+            _format_shape(query.format),
+            query.limit,
+            today,
+            oldest_check(city, today),
+        )
+        rows = _search_rows.rows(shape, city_id=city.pk, **given)
     deals = _render(rows, city=city, lang=query.lang, today=today)
     data = render.deals_envelope(city=city, lang=query.lang, now=now, deals=deals)
     return Answer(data, on_now.next_local_midnight(now, city.tz))
 
 
-def _pages(qs: QuerySet, size: int) -> Iterator[dict]:
-    """The ordered queryset page by page (one query each, pages doubling), until read out.
+def _cheapest_queryset(shape: tuple, *, city_id, **given) -> QuerySet:
+    format_shape, near, today, oldest, offset, size = shape
+    qs = _ranked(city_id=city_id, today=today, oldest=oldest).exclude(kind=DealKind.OPEN_BAR)
+    qs = _filter_format(qs, format_shape, given.get("format"))
+    if near:
+        # venue__city is redundant (a bar is in its price's city) but lets PostgreSQL find the
+        # bars through the (city, lat, lng) index first
+        qs = qs.filter(
+            venue__city_id=city_id,
+            venue__lat__range=(given["min_lat"], given["max_lat"]),
+            venue__lng__range=(given["min_lng"], given["max_lng"]),
+        )
+    return qs.order_by(*PRICE_ORDER).values(*render.DEAL_COLUMNS)[offset : offset + size]
 
-    Most prices have no schedule, so the first page usually holds the answer."""
+
+_cheapest_rows = Prepared(_cheapest_queryset)
+
+
+def _pages(fetch: Callable[[int, int], list[dict]], size: int) -> Iterator[dict]:
+    """Rows page by page (`fetch(offset, size)`, one query each, pages doubling), until read
+    out. Most prices have no schedule, so the first page usually holds the answer."""
     offset = 0
     while True:
-        page = list(qs[offset : offset + size])
+        page = fetch(offset, size)
         yield from page
         if len(page) < size:
             return
@@ -152,21 +224,21 @@ def cheapest(query: CheapestQuery, *, now: dt.datetime | None = None) -> Answer:
     now = now or timezone.now()
     city = city_get(query.city)
     local = now.astimezone(city.tz)
-    qs = ranked_deals(city=city, today=local.date()).exclude(kind=DealKind.OPEN_BAR)
-    qs = filter_format(qs, query.format)
+    today = local.date()
+    given: dict = {"city_id": city.pk}
+    if query.format:
+        given["format"] = query.format
     if query.has_point:
-        min_lat, max_lat, min_lng, max_lng = bounding_box(query.lat, query.lng, query.radius_m)
-        # venue__city is redundant (a bar is in its price's city) but lets PostgreSQL find the
-        # bars through the (city, lat, lng) index first
-        qs = qs.filter(
-            venue__city=city,
-            venue__lat__range=(min_lat, max_lat),
-            venue__lng__range=(min_lng, max_lng),
-        )
-    qs = qs.order_by(*PRICE_ORDER).values(*render.DEAL_COLUMNS)
+        box = bounding_box(query.lat, query.lng, query.radius_m)
+        given.update(zip(("min_lat", "max_lat", "min_lng", "max_lng"), box, strict=True))
+    shape = (_format_shape(query.format), query.has_point, today, oldest_check(city, today))
+
+    def fetch(offset: int, size: int) -> list[dict]:
+        return _cheapest_rows.rows((*shape, offset, size), **given)
+
     rows: list[dict] = []
     distances: list[int | None] = []
-    for row in _pages(qs, size=query.limit + 20):
+    for row in _pages(fetch, size=query.limit + 20):
         if not on_now.is_on(row["schedules"], local):
             continue
         distance = None
@@ -178,7 +250,7 @@ def cheapest(query: CheapestQuery, *, now: dt.datetime | None = None) -> Answer:
         distances.append(distance)
         if len(rows) >= query.limit:
             break
-    deals = _render(rows, city=city, lang=query.lang, today=local.date(), distances=distances)
+    deals = _render(rows, city=city, lang=query.lang, today=today, distances=distances)
     answer = render.deals_envelope(city=city, lang=query.lang, now=now, deals=deals)
     answer["local_time"] = local.replace(microsecond=0).isoformat()
     return Answer(answer, next_change(city, now))
@@ -187,18 +259,55 @@ def cheapest(query: CheapestQuery, *, now: dt.datetime | None = None) -> Answer:
 def next_change(city: City, now: dt.datetime) -> dt.datetime:
     """When the set of prices on in the city may next change: a schedule edge or midnight.
 
-    Reads the schedules of every published or disputed price of the city (index-only scan on
-    `deal_schedules`), a superset of the ranked ones: an extra edge only ends a cached answer
-    earlier, never later."""
-    schedules = (
-        Deal.objects.filter(city=city, status__in=RANKED_STATUSES)
+    Reads the distinct schedules of every published or disputed price of the city (from the
+    `deal_schedules` index), a superset of the ranked ones: an extra edge only ends a cached
+    answer earlier, never later."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_distinct_schedules_sql(), [city.pk, city.pk])
+            schedules = [json.loads(row[0]) for row in cursor.fetchall()]
+    else:
+        schedules = [row["schedules"] for row in _city_schedules.rows("all", city_id=city.pk)]
+    return on_now.next_boundary(schedules, now, city.tz)
+
+
+_city_schedules = Prepared(
+    lambda shape, city_id: (
+        Deal.objects.filter(city_id=city_id, status__in=RANKED_STATUSES)
         .exclude(kind=DealKind.OPEN_BAR)
         .exclude(schedules=[])
         .order_by()
-        .values_list("schedules", flat=True)
+        .values("schedules")
         .distinct()
     )
-    return on_now.next_boundary(list(schedules), now, city.tz)
+)
+
+
+@functools.cache
+def _distinct_schedules_sql() -> str:
+    """The same set on PostgreSQL as a loose index scan: one index probe per distinct schedule
+    (most cities have a handful) instead of comparing every scheduled price's JSON (measured on
+    1M prices, 2,000 scheduled prices in a city: DISTINCT 2.7 ms, this 0.1 ms). The constants
+    are literals so the planner can use the partial index in a prepared generic plan."""
+    from psycopg import sql
+
+    scheduled = sql.SQL(
+        "city_id = %s AND status IN ({statuses}) AND kind <> {open_bar}"
+        " AND schedules <> '[]'::jsonb"
+    ).format(
+        statuses=sql.SQL(", ").join(sql.Literal(str(s)) for s in RANKED_STATUSES),
+        open_bar=sql.Literal(str(DealKind.OPEN_BAR)),
+    )
+    query = sql.SQL(
+        "WITH RECURSIVE sets(schedules) AS ("
+        " (SELECT schedules FROM {deal} WHERE {scheduled} ORDER BY schedules LIMIT 1)"
+        " UNION ALL"
+        " SELECT (SELECT d.schedules FROM {deal} d WHERE {scheduled}"
+        " AND d.schedules > sets.schedules ORDER BY d.schedules LIMIT 1)"
+        " FROM sets WHERE sets.schedules IS NOT NULL"
+        ") SELECT schedules::text FROM sets WHERE schedules IS NOT NULL"
+    ).format(deal=sql.Identifier(Deal._meta.db_table), scheduled=scheduled)
+    return query.as_string(None)
 
 
 def venue_detail(query: VenueQuery, *, now: dt.datetime | None = None) -> Answer:
@@ -233,14 +342,21 @@ def venue_by_slug(
     return _venue_answer(venue, lang=lang, now=now)
 
 
+_venue_rows = Prepared(
+    lambda shape, *, city_id, venue_id: (
+        _ranked(city_id=city_id, today=shape[0], oldest=shape[1])
+        .filter(venue_id=venue_id)
+        .order_by(*PRICE_ORDER)
+        .values(*render.DEAL_COLUMNS)
+    )
+)
+
+
 def _venue_answer(venue: Venue, *, lang: str, now: dt.datetime) -> Answer:
     city = venue.city
     today = now.astimezone(city.tz).date()
-    ranked = list(
-        ranked_deals(city=city, today=today)
-        .filter(venue=venue)
-        .order_by(*PRICE_ORDER)
-        .values(*render.DEAL_COLUMNS)
+    ranked = _venue_rows.rows(
+        (today, oldest_check(city, today)), city_id=city.pk, venue_id=venue.pk
     )
     # NULL price per litre (open bars) sorts last on PostgreSQL and first on SQLite: be explicit.
     priced = [r for r in ranked if r["kind"] != DealKind.OPEN_BAR]
