@@ -126,10 +126,6 @@ def _filter_format(qs: QuerySet[Deal], shape: str | None, value) -> QuerySet[Dea
     return qs
 
 
-def filter_format(qs: QuerySet[Deal], value: str | None) -> QuerySet[Deal]:
-    return _filter_format(qs, _format_shape(value), value)
-
-
 def per_litre_threshold(max_price_per_litre) -> float:
     """Prices whose shown (half-up rounded) price per litre is at most the maximum: the
     unrounded cents per litre must be below floor(max in cents) + 0.5."""
