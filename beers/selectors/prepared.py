@@ -67,21 +67,17 @@ def _stand_in(name: str, value: Any, n: int, round_: int) -> Any:
     raise TypeError(f"{name}: no stand-in for {type(value).__name__}")
 
 
-def _adapters(connection, value: Any) -> list[tuple[str, Callable[[Any], Any]]]:
+def _kinds(value: Any) -> tuple[str, ...]:
     """The ways Django may have turned a value of this type into a query parameter."""
-    ops = connection.ops
     if isinstance(value, dt.datetime):
-        return [("same", _same_value), ("datetime", ops.adapt_datetimefield_value)]
+        return ("same", "datetime")
     if isinstance(value, dt.date):
-        return [("same", _same_value), ("date", ops.adapt_datefield_value)]
-    return [("same", _same_value)]
-
-
-def _same_value(value: Any) -> Any:
-    return value
+        return ("same", "date")
+    return ("same",)
 
 
 def _adapt(connection, slot: "_Slot", value: Any) -> Any:
+    """`value` as Django passes it for this slot."""
     if slot.kind == "datetime":
         value = connection.ops.adapt_datetimefield_value(value)
     elif slot.kind == "date":
@@ -171,27 +167,23 @@ class Prepared:
 
 def _slots(connection, params, stand_ins: dict) -> list:
     """The parameters with each stand-in replaced by the slot of its value."""
-    candidates = [
-        (
-            adapt(stand_in),
-            _Slot(name, kind),
-        )
-        for name, stand_in in stand_ins.items()
-        for kind, adapt in _adapters(connection, stand_in)
-    ]
+    candidates = []
+    for name, stand_in in stand_ins.items():
+        for kind in _kinds(stand_in):
+            slot = _Slot(name, kind)
+            candidates.append((_adapt(connection, slot, stand_in), slot))
     bound: list = []
     for param in params:
-        slot = next((s for adapted, s in candidates if _same(param, adapted)), None)
-        if slot is not None and type(param) is not type(
-            _adapt(connection, slot, stand_ins[slot.name])
-        ):
-            slot = dataclasses.replace(slot, wrap=type(param))
-        if slot is None:
+        found = next(((a, s) for a, s in candidates if _same(param, a)), None)
+        if found is None:
             if any(_mentions(param, adapted) for adapted, _ in candidates):
                 raise TypeError(f"a value reached the SQL transformed: {param!r}")
             bound.append(param)
-        else:
-            bound.append(slot)
+            continue
+        adapted, slot = found
+        if type(param) is not type(adapted):  # e.g. psycopg's Int4 around an int
+            slot = dataclasses.replace(slot, wrap=type(param))
+        bound.append(slot)
     return bound
 
 
