@@ -14,12 +14,15 @@ def _clean_cache():
 
 @pytest.fixture(autouse=True)
 def _fresh_names():
-    """Rolled-back tests reuse ids: never carry the catalogue snapshot from one to the next."""
-    from beers.selectors import names
+    """Rolled-back tests reuse ids: never carry the catalogue or city snapshot from one to the
+    next."""
+    from beers.selectors import cities, names
 
     names.forget()
+    cities.forget()
     yield
     names.forget()
+    cities.forget()
 
 
 @pytest.fixture(autouse=True)

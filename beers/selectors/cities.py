@@ -1,8 +1,25 @@
-"""The cities the site covers."""
+"""The cities the site covers, and the per-process snapshot the live reads find them in.
+
+Every live read starts from its city (id and time zone). Looking it up cost one database round
+trip per request (0.35 ms of a 2 ms search, measured in-process on 1M prices), so each process
+keeps the active cities and reloads them all, in one query, once the snapshot is older than
+REFRESH_SECONDS. A slug the snapshot lacks is looked up at once (a city activated since the
+load), and saving or deleting a city in this process drops the snapshot. Another process's edit
+shows within REFRESH_SECONDS; a cached answer lives ten minutes anyway.
+"""
+
+import threading
+import time
+from dataclasses import dataclass
+
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
 from beers.models import City
 
 from . import render
+
+REFRESH_SECONDS = 1.0
 
 
 def cities_active(*, lang: str) -> list[dict]:
@@ -11,3 +28,45 @@ def cities_active(*, lang: str) -> list[dict]:
         {"slug": c.slug, "name": c.name, "state": c.state, "url": render.city_url(c, lang)}
         for c in City.objects.filter(active=True).order_by("name", "slug")
     ]
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    by_slug: dict[str, City]
+    loaded_at: float
+
+
+_snapshot: _Snapshot | None = None
+_lock = threading.Lock()
+
+
+def active_city(slug: str) -> City | None:
+    """The active city with this slug, or None. Callers must not change the instance: it is
+    shared by the requests of this process."""
+    global _snapshot
+    current = _snapshot
+    if current is None or time.monotonic() - current.loaded_at >= REFRESH_SECONDS:
+        with _lock:
+            current = _snapshot = _load()
+        return current.by_slug.get(slug)
+    city = current.by_slug.get(slug)
+    if city is None:
+        # Unknown here: maybe activated since the load. One indexed lookup, no reload, so a
+        # stream of made-up slugs costs what it did without the snapshot.
+        city = City.objects.filter(slug=slug, active=True).first()
+        if city is not None:
+            forget()
+    return city
+
+
+def _load() -> _Snapshot:
+    started = time.monotonic()
+    return _Snapshot({c.slug: c for c in City.objects.filter(active=True)}, started)
+
+
+@receiver(post_save, sender=City, dispatch_uid="cities-snapshot-save")
+@receiver(post_delete, sender=City, dispatch_uid="cities-snapshot-delete")
+def forget(**_) -> None:
+    """Drop the snapshot (a city saved or deleted here; tests)."""
+    global _snapshot
+    _snapshot = None

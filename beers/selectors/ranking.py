@@ -32,7 +32,7 @@ from beers.models import (
     VenueStatus,
 )
 
-from . import names, on_now, render
+from . import cities, names, on_now, render
 from .prepared import Prepared
 from .queries import CheapestQuery, SearchQuery, VenueQuery
 
@@ -68,19 +68,12 @@ class Answer:
     fresh_until: dt.datetime
 
 
-CITY_FIELDS = tuple(f.attname for f in City._meta.concrete_fields)
-
-_city = Prepared(
-    lambda shape, slug: City.objects.filter(slug=slug, active=True).values(*CITY_FIELDS)[:1]
-)
-
-
 def city_get(slug: str) -> City:
-    """An active city by slug, or 404."""
-    rows = _city.rows("city", slug=slug)
-    if not rows:
+    """An active city by slug (from the per-process snapshot), or 404."""
+    city = cities.active_city(slug)
+    if city is None:
         raise not_found(f"Unknown city: {slug}.")
-    return City.from_db("default", CITY_FIELDS, [rows[0][name] for name in CITY_FIELDS])
+    return city
 
 
 def local_midnight(day: dt.date, city: City) -> dt.datetime:
