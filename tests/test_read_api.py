@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
 from beers import degraded
@@ -254,6 +255,32 @@ def test_unknown_city_and_bar_are_404(client, city):
 def test_inactive_city_is_unknown(client, city):
     City.objects.filter(pk=city.pk).update(active=False)
     assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/api/v1/search", "/api/v1/cheapest"])
+def test_an_edit_from_another_process_shows_at_once(client, bar, formats, path):
+    """The city snapshot is per process; an edit elsewhere (no signal here) must not leave an
+    answer in the old time zone, under the old name or for a city no longer active."""
+    make_deals(bar, formats, 2)
+    first = client.get(path, {"city": "sao-paulo"}).json()
+    assert first["as_of"].endswith("-03:00") and first["count"] == 2
+    City.objects.filter(pk=bar.city_id).update(timezone="America/Noronha", name="Sampa")
+    cache.clear()
+    moved = client.get(path, {"city": "sao-paulo"}).json()
+    assert moved["as_of"].endswith("-02:00")
+    assert moved["city"] == "Sampa" and moved["count"] == 2
+    City.objects.filter(pk=bar.city_id).update(active=False)
+    cache.clear()
+    assert client.get(path, {"city": "sao-paulo"}).status_code == 404
+
+
+def test_an_empty_answer_on_a_current_city_costs_one_query_more(
+    client, city, django_assert_num_queries
+):
+    cities.active_city("sao-paulo")
+    names.snapshot()
+    with django_assert_num_queries(2):  # no rows: the city is looked up again, and unchanged
+        assert client.get("/api/v1/search", {"city": "sao-paulo"}).json()["count"] == 0
 
 
 def test_errors_under_api_are_json(client, db):

@@ -4,8 +4,12 @@ Every live read starts from its city (id and time zone). Looking it up cost one 
 trip per request (0.35 ms of a 2 ms search, measured in-process on 1M prices), so each process
 keeps the active cities and reloads them all, in one query, once the snapshot is older than
 REFRESH_SECONDS. A slug the snapshot lacks is looked up at once (a city activated since the
-load), and saving or deleting a city in this process drops the snapshot. Another process's edit
-shows within REFRESH_SECONDS; a cached answer lives ten minutes anyway.
+load), and saving or deleting a city in this process drops the snapshot.
+
+Search and cheapest never answer from a stale snapshot: their query also requires the city to
+be active with the slug, name and time zone the snapshot has (ranking._city_as_known); when it
+finds nothing, `outdated()` looks the city up and, if it changed, they answer again. Other
+callers (pages, overview) may see another process's edit up to REFRESH_SECONDS late.
 """
 
 import threading
@@ -57,6 +61,18 @@ def active_city(slug: str) -> City | None:
         if city is not None:
             forget()
     return city
+
+
+def outdated(city: City) -> bool:
+    """Whether the database no longer has `city` (from the snapshot) as it is: inactive, gone,
+    renamed or in another time zone. Drops the snapshot then. One query."""
+    now = (
+        City.objects.filter(pk=city.pk, active=True).values_list("slug", "name", "timezone").first()
+    )
+    if now == (city.slug, city.name, city.timezone):
+        return False
+    forget()
+    return True
 
 
 def _load() -> _Snapshot:

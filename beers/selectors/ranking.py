@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, Q, QuerySet
 from django.utils import timezone
 
 from beers import labels
@@ -104,6 +104,36 @@ def ranked_deals(*, city: City, today: dt.date) -> QuerySet[Deal]:
     return _ranked(city_id=city.pk, today=today, oldest=oldest_check(city, today))
 
 
+def _as_known(city: City) -> dict:
+    """The values `_city_as_known` compares: the city as the snapshot has it."""
+    return {"city_slug": city.slug, "city_name": city.name, "city_tz": city.timezone}
+
+
+def _city_as_known(qs: QuerySet[Deal], given: dict) -> QuerySet[Deal]:
+    """Rows only while the city is still active and as the per-process snapshot has it
+    (cities.py): a stale snapshot gets no rows, never rows read in the wrong time zone.
+    Uncorrelated, so PostgreSQL checks it once (a one-time filter), not per row."""
+    known = City.objects.filter(
+        pk=given["city_id"],
+        active=True,
+        slug=given["city_slug"],
+        name=given["city_name"],
+        timezone=given["city_tz"],
+    )
+    return qs.filter(Exists(known))
+
+
+def _on_current_city(slug: str, answer: Callable[[City], tuple[Answer, bool]]) -> Answer:
+    """`answer(city)` returns an Answer and whether its query found rows. None found may mean
+    that the snapshot's city is out of date: then look again in the database and answer on
+    the city as it is now (or 404)."""
+    city = city_get(slug)
+    result, found = answer(city)
+    if not found and cities.outdated(city):
+        result, _ = answer(city_get(slug))
+    return result
+
+
 def _format_shape(value: str | None) -> str | None:
     """A format type matches every code of that type; anything else is an exact code."""
     if not value:
@@ -128,6 +158,7 @@ def per_litre_threshold(max_price_per_litre) -> float:
 def _search_queryset(shape: tuple, *, city_id, **given) -> QuerySet:
     open_bar, format_shape, limit, today, oldest = shape
     qs = _ranked(city_id=city_id, today=today, oldest=oldest)
+    qs = _city_as_known(qs, {"city_id": city_id, **given})
     if open_bar:
         qs = qs.filter(kind=DealKind.OPEN_BAR).order_by(*OPEN_BAR_ORDER)
     else:
@@ -148,12 +179,15 @@ _search_rows = Prepared(_search_queryset)
 
 
 def search(query: SearchQuery, *, now: dt.datetime | None = None) -> Answer:
-    """DealsResponse of a city's ranking with filters (two queries)."""
+    """DealsResponse of a city's ranking with filters (one query; two when none match)."""
     now = now or timezone.now()
-    city = city_get(query.city)
+    return _on_current_city(query.city, lambda city: _search(query, city, now))
+
+
+def _search(query: SearchQuery, city: City, now: dt.datetime) -> tuple[Answer, bool]:
     today = now.astimezone(city.tz).date()
     open_bar = query.kind == DealKind.OPEN_BAR
-    given: dict = {}
+    given: dict = _as_known(city)
     if query.kind and not open_bar:
         given["kind"] = query.kind
     if query.max_price_per_litre is not None:
@@ -174,12 +208,13 @@ def search(query: SearchQuery, *, now: dt.datetime | None = None) -> Answer:
         rows = _search_rows.rows(shape, city_id=city.pk, **given)
     deals = _render(rows, city=city, lang=query.lang, today=today)
     data = render.deals_envelope(city=city, lang=query.lang, now=now, deals=deals)
-    return Answer(data, on_now.next_local_midnight(now, city.tz))
+    return Answer(data, on_now.next_local_midnight(now, city.tz)), bool(rows)
 
 
 def _cheapest_queryset(shape: tuple, *, city_id, **given) -> QuerySet:
     format_shape, near, today, oldest, offset, size = shape
     qs = _ranked(city_id=city_id, today=today, oldest=oldest).exclude(kind=DealKind.OPEN_BAR)
+    qs = _city_as_known(qs, {"city_id": city_id, **given})
     qs = _filter_format(qs, format_shape, given.get("format"))
     if near:
         # venue__city is redundant (a bar is in its price's city) but lets PostgreSQL find the
@@ -211,10 +246,13 @@ def _pages(fetch: Callable[[int, int], list[dict]], size: int) -> Iterator[dict]
 def cheapest(query: CheapestQuery, *, now: dt.datetime | None = None) -> Answer:
     """DealsResponse of the cheapest prices on right now in the city's time zone."""
     now = now or timezone.now()
-    city = city_get(query.city)
+    return _on_current_city(query.city, lambda city: _cheapest(query, city, now))
+
+
+def _cheapest(query: CheapestQuery, city: City, now: dt.datetime) -> tuple[Answer, bool]:
     local = now.astimezone(city.tz)
     today = local.date()
-    given: dict = {"city_id": city.pk}
+    given: dict = {"city_id": city.pk, **_as_known(city)}
     if query.format:
         given["format"] = query.format
     if query.has_point:
@@ -222,8 +260,13 @@ def cheapest(query: CheapestQuery, *, now: dt.datetime | None = None) -> Answer:
         given.update(zip(("min_lat", "max_lat", "min_lng", "max_lng"), box, strict=True))
     shape = (_format_shape(query.format), query.has_point, today, oldest_check(city, today))
 
+    fetched = 0
+
     def fetch(offset: int, size: int) -> list[dict]:
-        return _cheapest_rows.rows((*shape, offset, size), **given)
+        nonlocal fetched
+        page = _cheapest_rows.rows((*shape, offset, size), **given)
+        fetched += len(page)
+        return page
 
     rows: list[dict] = []
     distances: list[int | None] = []
@@ -242,7 +285,7 @@ def cheapest(query: CheapestQuery, *, now: dt.datetime | None = None) -> Answer:
     deals = _render(rows, city=city, lang=query.lang, today=today, distances=distances)
     answer = render.deals_envelope(city=city, lang=query.lang, now=now, deals=deals)
     answer["local_time"] = local.replace(microsecond=0).isoformat()
-    return Answer(answer, next_change(city, now))
+    return Answer(answer, next_change(city, now)), fetched > 0
 
 
 def next_change(city: City, now: dt.datetime) -> dt.datetime:
