@@ -364,6 +364,18 @@ class Deal(models.Model):
                 name="deal_rank",
                 condition=Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR),
             ),
+            # A brand's ranking in a city (search with brand=): without it PostgreSQL walked the
+            # whole city ranking or intersected bitmaps (27 ms on 1M prices; 3.3 ms with it).
+            models.Index(
+                "city",
+                "brand",
+                "price_per_litre",
+                "price_cents",
+                F("verified_at").desc(),
+                "id",
+                name="deal_rank_brand",
+                condition=Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR),
+            ),
             # The distinct schedules of a city (when a cached "cheapest" answer must end): an
             # index-only scan.
             models.Index(
