@@ -253,6 +253,12 @@ class DealStatus(models.TextChoices):
 RANKED_STATUSES = (DealStatus.PUBLISHED, DealStatus.DISPUTED)
 
 
+# The ranking's order (ranking.PRICE_ORDER) and the prices it ranks by price per litre, as the
+# indexes below spell them.
+_PRICE_ORDER = ("price_per_litre", "price_cents", F("verified_at").desc(), "id")
+_RANKED_PER_LITRE = Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR)
+
+
 class Deal(models.Model):
     """One price of one serving at one bar.
 
@@ -355,42 +361,23 @@ class Deal(models.Model):
         ]
         indexes = [
             # Ranking: "top N of a city by price per litre" as an ordered index scan.
-            models.Index(
-                "city",
-                "price_per_litre",
-                "price_cents",
-                F("verified_at").desc(),
-                "id",
-                name="deal_rank",
-                condition=Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR),
-            ),
+            models.Index("city", *_PRICE_ORDER, name="deal_rank", condition=_RANKED_PER_LITRE),
             # A brand's ranking in a city (search with brand=): without it PostgreSQL walked the
             # whole city ranking or intersected bitmaps (27 ms on 1M prices; 3.3 ms with it).
             models.Index(
-                "city",
-                "brand",
-                "price_per_litre",
-                "price_cents",
-                F("verified_at").desc(),
-                "id",
-                name="deal_rank_brand",
-                condition=Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR),
+                "city", "brand", *_PRICE_ORDER, name="deal_rank_brand", condition=_RANKED_PER_LITRE
             ),
             # The distinct schedules of a city (when a cached "cheapest" answer must end): an
             # index-only scan.
             models.Index(
                 fields=["city", "schedules"],
                 name="deal_schedules",
-                condition=Q(status__in=RANKED_STATUSES)
-                & ~Q(kind=DealKind.OPEN_BAR)
-                & ~Q(schedules=[]),
+                condition=_RANKED_PER_LITRE & ~Q(schedules=[]),
             ),
             # Open bars rank by package price.
             models.Index(
                 "city",
-                "price_cents",
-                F("verified_at").desc(),
-                "id",
+                *_PRICE_ORDER[1:],
                 name="deal_rank_open_bar",
                 condition=Q(status__in=RANKED_STATUSES) & Q(kind=DealKind.OPEN_BAR),
             ),
