@@ -189,7 +189,7 @@ def search_deals(
         _arg(
             {
                 "type": ["string", "null"],
-                "pattern": r"^[a-z0-9-]{1,120}$",
+                "pattern": queries.LOOSE_SLUG_RE.pattern,
                 "default": None,
                 "description": "bairro slug (list_neighbourhoods gives them), e.g. vila-madalena",
             }
@@ -200,7 +200,7 @@ def search_deals(
         _arg(
             {
                 "type": ["string", "null"],
-                "pattern": r"^[a-z0-9-]{1,120}$",
+                "pattern": queries.LOOSE_SLUG_RE.pattern,
                 "default": None,
                 "description": "brand slug (catalog gives them), e.g. heineken",
             }

@@ -206,6 +206,18 @@ BAD_QUERIES = [
     ("/api/v1/venues/-3", {}, ["id"]),
     ("/api/v1/venues/abc", {}, ["id"]),
     ("/api/v1/venues/1", {"lang": "es"}, ["lang"]),
+    # ASCII digits only, nothing around them: "\u0663" is an Arabic-Indic 3
+    ("/api/v1/search", {"city": "sao-paulo", "limit": "\u0663"}, ["limit"]),
+    ("/api/v1/search", {"city": "sao-paulo", "limit": " 5"}, ["limit"]),
+    ("/api/v1/search", {"city": "sao-paulo", "limit": "5\n"}, ["limit"]),
+    (
+        "/api/v1/search",
+        {"city": "sao-paulo", "max_price_per_litre": "\u0665"},
+        ["max_price_per_litre"],
+    ),
+    ("/api/v1/cheapest", {"city": "sao-paulo", "lat": " 1", "lng": "1"}, ["lat"]),
+    ("/api/v1/venues/%D9%A1", {}, ["id"]),
+    ("/api/v1/venues/1%0A", {}, ["id"]),
 ]
 
 
@@ -228,6 +240,8 @@ GOOD_EDGES = [
     ("/api/v1/search", {"format": "a" * 40}),
     ("/api/v1/search", {"neighbourhood": "nowhere"}),
     ("/api/v1/search", {"brand": "nobody"}),
+    ("/api/v1/search", {"neighbourhood": "a" * 300, "brand": "b" * 300}),  # well-formed: 200
+    ("/api/v1/search", {"limit": "007"}),
     ("/api/v1/cheapest", {"radius_m": "100", "lat": "90", "lng": "180"}),
     ("/api/v1/cheapest", {"radius_m": "10000", "lat": "-90", "lng": "-180"}),
     ("/api/v1/cheapest", {"limit": "50", "lang": "en"}),
@@ -246,6 +260,7 @@ def test_unknown_city_and_bar_are_404(client, city):
         ("/api/v1/cheapest", {"city": "recife"}),
         ("/api/v1/venues/999999", {}),
         ("/api/v1/venues/99999999999999999999999", {}),
+        ("/api/v1/venues/" + "9" * 401, {}),  # an integer > 0, just no such bar
     ):
         response = client.get(path, params)
         assert response.status_code == 404
@@ -438,3 +453,4 @@ def test_unreachable_database_degrades_live_reads(tmp_path):
     finally:
         server.terminate()
         server.wait(10)
+

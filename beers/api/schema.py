@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from beers.models import DealKind, VenueKind
+from beers.selectors.queries import LOOSE_SLUG_RE
 
 KINDS = DealKind.values
 CITY_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -175,8 +176,8 @@ FORMAT = _q(
 
 SEARCH_PARAMETERS = [
     CITY,
-    _q("neighbourhood", OpenApiTypes.STR, "bairro slug", pattern=r"^[a-z0-9-]{1,120}$"),
-    _q("brand", OpenApiTypes.STR, "brand slug", pattern=r"^[a-z0-9-]{1,120}$"),
+    _q("neighbourhood", OpenApiTypes.STR, "bairro slug", pattern=LOOSE_SLUG_RE.pattern),
+    _q("brand", OpenApiTypes.STR, "brand slug", pattern=LOOSE_SLUG_RE.pattern),
     FORMAT,
     _q("kind", OpenApiTypes.STR, "kind of price; open bars only with open_bar", enum=KINDS),
     _q(

@@ -17,8 +17,11 @@ from beers.models import DealKind
 from .price_index import MONTH_RE
 
 CITY_SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-LOOSE_SLUG_RE = re.compile(r"^[a-z0-9-]{1,120}$")
+LOOSE_SLUG_RE = re.compile(r"^[a-z0-9-]+$")
 FORMAT_RE = re.compile(r"^[a-z0-9_-]{2,40}$")
+# ASCII digits only (`\d` also takes "٣"), no spaces around; leading zeros are fine.
+_INTEGER_RE = re.compile(r"([+-]?)0*([0-9]+)")
+_NUMBER_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 KINDS = tuple(DealKind.values)
 LANGS = ("pt-BR", "en")
 
@@ -103,8 +106,11 @@ class _Reader:
             parsed = value
         elif isinstance(value, float) and value.is_integer():
             parsed = int(value)
-        elif isinstance(value, str) and re.fullmatch(r"[+-]?\d{1,400}", value.strip()):
-            parsed = int(value)
+        elif isinstance(value, str) and (match := _INTEGER_RE.fullmatch(value)):
+            sign, digits = match.groups()
+            # beyond any bound we check: no need to read a thousand digits exactly
+            magnitude = int(digits) if len(digits) <= 30 else 10**30
+            parsed = -magnitude if sign == "-" else magnitude
         if parsed is None or parsed < low or (high is not None and parsed > high):
             what = f"from {low} to {high}" if high is not None else f"of at least {low}"
             self.bad(name, f"Must be an integer {what}.")
@@ -122,11 +128,9 @@ class _Reader:
             parsed = None
         elif isinstance(value, int | float):
             parsed = Decimal(repr(value)) if math.isfinite(value) else None
-        elif isinstance(value, str) and re.fullmatch(
-            r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", value.strip()
-        ):
+        elif isinstance(value, str) and _NUMBER_RE.fullmatch(value):
             try:
-                parsed = Decimal(value.strip())
+                parsed = Decimal(value)
             except InvalidOperation:
                 parsed = None
         in_range = parsed is not None and (
