@@ -79,6 +79,7 @@ class Server:
             "-m",
             "uvicorn",
             "config.asgi:application",
+            "--no-proxy-headers",
             "--port",
             str(self.port),
             "--no-access-log",

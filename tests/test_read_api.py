@@ -2,6 +2,7 @@
 
 import datetime as dt
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -454,3 +455,50 @@ def test_unreachable_database_degrades_live_reads(tmp_path):
         server.terminate()
         server.wait(10)
 
+
+def _makefile_serve_args(port: int) -> list[str]:
+    """The uvicorn arguments of `make run`, as the Makefile writes them."""
+    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
+    line = re.search(r"/uvicorn (config\.asgi:application[^\n]*)", makefile).group(1)
+    return line.replace("$(PORT)", str(port)).split()
+
+
+@pytest.mark.live
+def test_the_served_app_ignores_x_forwarded_for_from_an_untrusted_peer(tmp_path):
+    """uvicorn believes X-Forwarded-For from 127.0.0.1 unless told not to: with the command of
+    `make run`, a client on the same host cannot pick an address to dodge the rate limit."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DEBUG": "1",
+        "READ_RATE_LIMIT": "2/hour",
+        "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
+        "REDIS_URL": "",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", *_makefile_serve_args(port)],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                httpx.get(base + "/api/v1/status", timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        codes = [
+            httpx.get(
+                base + "/api/v1/search?city=nowhere",
+                headers={"X-Forwarded-For": f"203.0.113.{n}"},
+                timeout=10,
+            ).status_code
+            for n in range(3)
+        ]
+        assert codes[2] == 429, codes
+    finally:
+        server.terminate()
+        server.wait(10)
