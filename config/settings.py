@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import environ
+from corsheaders.defaults import default_headers
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -243,6 +244,9 @@ SPECTACULAR_SETTINGS = {
 CORS_URLS_REGEX = r"^/api/.*$"
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
+# A page revalidating a dataset file by hand sends If-None-Match (and If-Modified-Since): the
+# preflight must allow them, or the browser never sends the request.
+CORS_ALLOW_HEADERS = (*default_headers, "if-none-match", "if-modified-since")
 
 READ_RATE_LIMIT = env.str("READ_RATE_LIMIT", default="120/min")
 WRITE_RATE_LIMIT = env.str("WRITE_RATE_LIMIT", default="10/min")

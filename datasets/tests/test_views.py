@@ -264,6 +264,9 @@ def test_cors_preflight_is_answered(client, exported):
         "/api/v1/sao-paulo/deals.json",
         HTTP_ORIGIN="https://example.org",
         HTTP_ACCESS_CONTROL_REQUEST_METHOD="GET",
+        HTTP_ACCESS_CONTROL_REQUEST_HEADERS="if-none-match",
     )
     assert response.status_code == 200
     assert response["Access-Control-Allow-Origin"] == "*"
+    allowed = {h.strip() for h in response["Access-Control-Allow-Headers"].split(",")}
+    assert {"if-none-match", "if-modified-since"} <= allowed
