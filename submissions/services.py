@@ -16,7 +16,16 @@ from django.utils import timezone
 
 from beers.crypto import blind_index
 from beers.errors import Issue, not_found, unprocessable
-from beers.models import RANKED_STATUSES, CheckSource, City, Deal, DealStatus, Format, Venue
+from beers.models import (
+    RANKED_STATUSES,
+    CheckSource,
+    City,
+    Deal,
+    DealStatus,
+    Format,
+    Venue,
+    VenueStatus,
+)
 from beers.services import deal_record_check
 from beers.text import name_key
 
@@ -248,8 +257,12 @@ def report_create(*, address_hash: str, body: dict, data: dict) -> str:
 
 
 def _deal_for_update(deal_id: int) -> Deal:
-    """The price, locked, if it is in the rankings (published or disputed); else 404."""
-    deal = _by_id(Deal.objects.select_for_update().filter(status__in=RANKED_STATUSES), deal_id)
+    """The price, locked, if it is public (published or disputed, at an open bar of an active
+    city: the prices of deals.json); else 404. A price nobody can see cannot be confirmed."""
+    public = Deal.objects.select_for_update(of=("self",)).filter(
+        status__in=RANKED_STATUSES, venue__status=VenueStatus.OPEN, city__active=True
+    )
+    deal = _by_id(public, deal_id)
     if deal is None:
         raise not_found("Price not found.")
     return deal

@@ -74,7 +74,7 @@ def write_responses(*extra: int, too_large: str = "body over 64 KiB (payload_too
         503: _error("writes closed: not configured yet, or degraded mode (unavailable)"),
     }
     descriptions = {
-        404: "price not found, or not in the rankings (not_found)",
+        404: "price not found, or not public: retired, suspended, at a closed bar or in an inactive city (not_found)",
         422: "unknown city, bar, format or price (unprocessable)",
     }
     for status in extra:

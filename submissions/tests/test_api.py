@@ -3,7 +3,7 @@
 import pytest
 
 from beers.degraded import switch_on
-from beers.models import Deal
+from beers.models import City, Deal, Venue
 from submissions import limits
 from submissions.models import (
     BarOwnerMessage,
@@ -246,6 +246,23 @@ def test_confirm_or_dispute_of_unknown_or_unranked_price_is_404(
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
     assert stored() == 0
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("action", ["confirm", "dispute"])
+@pytest.mark.parametrize("hidden_by", ["closed bar", "inactive city"])
+def test_confirm_or_dispute_of_a_price_nobody_can_see_is_404(
+    api, world, writes_open, action, hidden_by
+):
+    deal = world.fresh_deal()
+    if hidden_by == "closed bar":
+        Venue.objects.filter(pk=deal.venue_id).update(status="closed")
+    else:
+        City.objects.filter(pk=deal.city_id).update(active=False)
+    response = api.post(f"/api/v1/deals/{deal.pk}/{action}", {"turnstile": "tok"})
+    assert response.status_code == 404
+    deal.refresh_from_db()
+    assert (deal.confirmations, deal.open_disputes) == (0, 0)
 
 
 @pytest.mark.django_db
