@@ -234,6 +234,12 @@ SPECTACULAR_SETTINGS = {
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # The static files and the opt-out page are plain Django views: hooks add their paths.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "datasets.openapi.add_dataset_paths",
+        "outreach.openapi.add_optout_paths",
+    ],
     # The same choice sets appear in answers and in write bodies: one name each.
     "ENUM_NAME_OVERRIDES": {
         "DealKindEnum": "beers.models.DealKind.values",

@@ -65,6 +65,10 @@ def dataset_file(request, name: str, city: str | None = None):
 
 
 def _dataset_file(request, name: str, city: str | None, retry: bool = True):
+    if request.method not in ("GET", "HEAD"):
+        response = json_error(405, "Use GET or HEAD.")
+        response["Allow"] = "GET, HEAD"
+        return response
     rel = f"{city}/{name}" if city else name
     storage = datasets_storage()
     pointer = _pointer(storage)
@@ -77,10 +81,6 @@ def _dataset_file(request, name: str, city: str | None, retry: bool = True):
         return _not_found(
             "No such dataset file." if city is None else f"No dataset file {name} for city {city}."
         )
-    if request.method not in ("GET", "HEAD"):
-        response = json_error(405, "Use GET or HEAD.")
-        response["Allow"] = "GET, HEAD"
-        return response
     created_at = pointer.get("created_at", 0)
     if _etag_matches(request.headers.get("If-None-Match", ""), info["etag"]):
         return _headers(HttpResponse(status=304), info, created_at)

@@ -99,6 +99,12 @@ def test_other_methods_are_405_json(client, exported):
     assert response.json()["error"] == "method_not_allowed"
 
 
+def test_other_methods_are_405_even_before_any_export(client, db):
+    response = client.post("/api/v1/sao-paulo/deals.csv")
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, HEAD"
+
+
 def test_before_any_export_the_files_answer_503(client, db):
     response = client.get("/api/v1/index.json")
     assert response.status_code == 503 and "Retry-After" in response

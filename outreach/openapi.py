@@ -1,0 +1,58 @@
+"""The opt-out page in the OpenAPI description: a plain Django view (outreach.views.optout),
+added by a drf-spectacular postprocessing hook."""
+
+_HTML = {"text/html": {"schema": {"type": "string"}}}
+_TOO_MANY = {
+    "description": "too many requests (rate_limited)",
+    "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+}
+_TOKEN = {
+    "name": "token",
+    "in": "path",
+    "required": True,
+    "description": "from the e-mail; unknown, invalid and used tokens get the same answer",
+    "schema": {"type": "string"},
+}
+
+
+def add_optout_paths(result, generator, request, public):
+    result.setdefault("paths", {})["/api/v1/optout/{token}"] = {
+        "get": {
+            "operationId": "optoutPage",
+            "parameters": [_TOKEN],
+            "summary": "The opt-out page (pt-BR) with one button; changes nothing",
+            "tags": ["optout"],
+            "responses": {
+                "200": {"description": "the page, the same for every token", "content": _HTML},
+                "429": _TOO_MANY,
+            },
+        },
+        "post": {
+            "operationId": "optout",
+            "parameters": [_TOKEN],
+            "summary": "Opt out of every channel (the page's button, or RFC 8058 one-click)",
+            "tags": ["optout"],
+            "requestBody": {
+                "required": False,
+                "content": {
+                    "application/x-www-form-urlencoded": {
+                        "schema": {
+                            "type": "object",
+                            "properties": {
+                                "List-Unsubscribe": {"type": "string", "const": "One-Click"}
+                            },
+                        }
+                    }
+                },
+            },
+            "responses": {
+                "200": {
+                    "description": "the same confirmation page for every token",
+                    "content": _HTML,
+                },
+                "429": _TOO_MANY,
+            },
+        },
+    }
+    return result
