@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy as _
 
 from beers import degraded, labels
 from beers.errors import ApplicationError
-from beers.selectors import cities, ranking
+from beers.selectors import cities, published, ranking
 from beers.selectors.queries import SearchQuery
 
 logger = logging.getLogger(__name__)
@@ -84,10 +84,13 @@ def _money(reais: float | None, lang: str) -> str | None:
 
 
 def _deal_rows(deals: list[dict], lang: str) -> list[dict]:
-    """The selector's PublicDeal dicts plus what a page shows: path, labels, local money."""
+    """The selector's PublicDeal dicts plus what a page shows: path, labels, local money and
+    the sender's nickname (interface.md: credited on the site when the price goes live)."""
+    credited = published.credits([d["id"] for d in deals])
     return [
         {
             **d,
+            "credit": credited.get(d["id"], ""),
             "path": _path(d["url"]),
             "kind_label": KIND_LABELS.get(d["kind"], d["kind"]),
             "price_text": _money(d["price_brl"], lang),

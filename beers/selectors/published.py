@@ -17,6 +17,13 @@ def published_deals(*, city: City | None = None) -> QuerySet[Deal]:
     return qs
 
 
+def credits(deal_ids: list[int]) -> dict[int, str]:
+    """The nickname each of these prices credits (its sender's, when given), by price id."""
+    if not deal_ids:
+        return {}
+    return dict(Deal.objects.filter(pk__in=deal_ids).exclude(credit="").values_list("pk", "credit"))
+
+
 def price_brand(field: str, *, via: str = "") -> Coalesce:
     """The brand of a price, as datasets.md defines it: its beer's brand, else its own. `field`
     is the brand's column ("slug", "name"); `via` the path to the price ("deal__" from a

@@ -3,9 +3,10 @@
 import datetime as dt
 
 import pytest
+from django.core.cache import cache
 from django.utils import timezone
 
-from beers.models import Beer, Brand, City, Format, Neighbourhood, Venue
+from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, Venue
 from beers.services import deal_create
 
 pytestmark = pytest.mark.django_db
@@ -183,6 +184,21 @@ def test_bar_page_shows_details_and_prices(client, world):
     assert "Bar da Praça" not in html
     assert '<a href="/sao-paulo">← São Paulo</a>' in html
     assert f'href="/api/v1/venues/{world["ze"].id}"' in html
+
+
+def test_the_sender_is_credited_by_nickname_where_the_price_shows(client, world):
+    credited = Deal.objects.filter(venue=world["ze"]).order_by("pk").first()
+    Deal.objects.filter(pk=credited.pk).update(credit="zeca <b>")
+    for path, words in (
+        ("/sao-paulo/boteco-do-ze", "enviado por zeca &lt;b&gt;"),
+        ("/sao-paulo", "enviado por zeca &lt;b&gt;"),
+        ("/en/sao-paulo/boteco-do-ze", "sent by zeca &lt;b&gt;"),
+    ):
+        html = client.get(path).content.decode()
+        assert html.count(words) == 1, path  # the one credited price, escaped
+    Deal.objects.filter(pk=credited.pk).update(credit="")
+    cache.clear()
+    assert "enviado por" not in client.get("/sao-paulo/boteco-do-ze").content.decode()
 
 
 def test_bar_page_in_english(client, world):
