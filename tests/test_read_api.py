@@ -15,8 +15,9 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from beers import degraded
-from beers.models import City
+from beers.models import Beer, Brand, City, Deal
 from beers.selectors import cities, names
+from beers.selectors.published import price_brand
 from beers.services import deal_create, venue_create
 from tests.conftest import make_deals
 
@@ -502,3 +503,32 @@ def test_the_served_app_ignores_x_forwarded_for_from_an_untrusted_peer(tmp_path)
     finally:
         server.terminate()
         server.wait(10)
+
+
+def test_a_price_takes_its_beers_brand_everywhere(client, bar, formats):
+    """datasets.md: a price's brand is its beer's brand, else its own. The live answers read
+    the price's stored brand, so it follows the beer's (set later, or changed)."""
+    beer = Beer.objects.create(slug="skol-beats", name="Skol Beats")
+    own = Brand.objects.create(slug="brahma", name="Brahma")
+    deal = deal_create(venue=bar, format=formats["garrafa_600"], price_cents=900, beer=beer)
+    assert deal.brand_id is None
+    skol = Brand.objects.create(slug="skol", name="Skol")
+    beer.brand = skol
+    beer.save()
+    found = client.get("/api/v1/search", {"city": "sao-paulo", "brand": "skol"}).json()
+    assert [d["brand"] for d in found["deals"]] == ["Skol"]
+    in_datasets = Deal.objects.filter(pk=deal.pk).values_list(price_brand("slug"), flat=True)
+    assert list(in_datasets) == ["skol"]
+    # a price named with another brand than its beer's takes the beer's
+    other = deal_create(
+        venue=bar, format=formats["garrafa_600"], price_cents=950, beer=beer, brand=own
+    )
+    assert other.brand_id == skol.pk
+    # a moderator moving a price to another beer moves its brand too
+    amstel = Beer.objects.create(
+        slug="amstel", name="Amstel", brand=Brand.objects.create(slug="amstel", name="Amstel")
+    )
+    moved = Deal.objects.get(pk=other.pk)
+    moved.beer_id = amstel.pk
+    moved.save(update_fields=["beer"])
+    assert Deal.objects.get(pk=other.pk).brand_id == amstel.brand_id
