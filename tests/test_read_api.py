@@ -1,13 +1,6 @@
 """The live read API over HTTP: shapes, validation, errors, query counts, cache, limits."""
 
 import datetime as dt
-import os
-import re
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -20,6 +13,7 @@ from beers.selectors import cities, names
 from beers.selectors.published import price_brand
 from beers.services import deal_create, venue_create
 from tests.conftest import make_deals
+from tests.live import free_port, served
 
 pytestmark = pytest.mark.django_db
 
@@ -412,85 +406,37 @@ def test_operator_switch_degrades_live_reads(client, bar, formats):
     assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 200
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.live
 def test_unreachable_database_degrades_live_reads(tmp_path):
     """A real server whose PostgreSQL does not answer: live reads 503, status db false."""
-    port, dead = _free_port(), _free_port()
     env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/breja",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/breja",
         "DEBUG": "1",
         "DB_CONNECT_TIMEOUT": "1",
         "DB_POOL_TIMEOUT": "1",
         "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
         "REDIS_URL": "",
     }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "config.asgi:application", "--port", str(port)],
-        cwd=Path(__file__).resolve().parent.parent,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                httpx.get(base + "/api/v1/status", timeout=5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with served(env) as (base, _):
         status = httpx.get(base + "/api/v1/status", timeout=10).json()
         assert status["db"] is False and status["ok"] is True
         response = httpx.get(base + "/api/v1/search?city=sao-paulo", timeout=10)
         assert response.status_code == 503
         assert response.json()["error"] == "degraded"
         assert "Retry-After" in response.headers
-    finally:
-        server.terminate()
-        server.wait(10)
-
-
-def _makefile_serve_args(port: int) -> list[str]:
-    """The uvicorn arguments of `make run`, as the Makefile writes them."""
-    makefile = (Path(__file__).resolve().parent.parent / "Makefile").read_text()
-    line = re.search(r"/uvicorn (config\.asgi:application[^\n]*)", makefile).group(1)
-    return line.replace("$(PORT)", str(port)).split()
 
 
 @pytest.mark.live
 def test_the_served_app_ignores_x_forwarded_for_from_an_untrusted_peer(tmp_path):
     """uvicorn believes X-Forwarded-For from 127.0.0.1 unless told not to: with the command of
     `make run`, a client on the same host cannot pick an address to dodge the rate limit."""
-    port = _free_port()
     env = {
-        **os.environ,
         "DEBUG": "1",
         "READ_RATE_LIMIT": "2/hour",
         "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
         "REDIS_URL": "",
     }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", *_makefile_serve_args(port)],
-        cwd=Path(__file__).resolve().parent.parent,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                httpx.get(base + "/api/v1/status", timeout=5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with served(env) as (base, _):
         codes = [
             httpx.get(
                 base + "/api/v1/search?city=nowhere",
@@ -500,9 +446,6 @@ def test_the_served_app_ignores_x_forwarded_for_from_an_untrusted_peer(tmp_path)
             for n in range(3)
         ]
         assert codes[2] == 429, codes
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def test_a_price_takes_its_beers_brand_everywhere(client, bar, formats):

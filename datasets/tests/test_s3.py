@@ -7,9 +7,9 @@ from moto.server import ThreadedMotoServer
 
 from datasets import views
 from datasets.services import datasets_export
+from tests.live import free_port
 
 from .conftest import at
-from .test_views import _free_port
 
 pytestmark = [pytest.mark.django_db, pytest.mark.live]
 BUCKET = "breja-datasets"
@@ -23,7 +23,7 @@ def s3(settings, monkeypatch):
         "AWS_DEFAULT_REGION": "us-east-1",
     }.items():
         monkeypatch.setenv(key, value)
-    port = _free_port()
+    port = free_port()
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"

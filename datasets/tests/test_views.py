@@ -1,11 +1,7 @@
 """Serving the files: content types, caching, ETag/304, CORS, HEAD, 404 — without the database."""
 
 import hashlib
-import os
-import socket
-import subprocess
-import sys
-import time
+import tempfile
 from pathlib import Path
 
 import httpx
@@ -15,6 +11,7 @@ from django.conf import settings
 from datasets import generations
 from datasets.services import datasets_export
 from datasets.storage import datasets_storage
+from tests.live import free_port, served
 
 from .conftest import at
 
@@ -145,22 +142,11 @@ def test_grace_period_keeps_recent_generations(world, settings):
     assert generations.generations(datasets_storage()) == names
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def real_server():
     """uvicorn on loopback, DATABASE_URL pointing at a closed port."""
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        dead = s.getsockname()[1]
-    port = _free_port()
     env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/nowhere",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/nowhere",
         "DB_CONNECT_TIMEOUT": "1",
         "DATASETS_ROOT": str(settings.DATASETS_ROOT),
         "ENVIRONMENT": "development",
@@ -168,38 +154,19 @@ def real_server():
         "DJANGO_SECRET_KEY": "test-only",
         "REDIS_URL": "",
     }
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "config.asgi:application",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
+    with tempfile.TemporaryFile() as log:
+        with served(
+            env,
             "--lifespan",
             "off",
             "--log-level",
             "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                httpx.get(f"{base}/api/v1/index.json", timeout=1)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        yield base
-    finally:
-        server.terminate()
-        out, _ = server.communicate(timeout=10)
+            ready="/api/v1/index.json",
+            output=log,
+        ) as (base, _):
+            yield base
+        log.seek(0)
+        out = log.read()
     assert b"Traceback" not in out, out.decode()
     assert b"synchronous iterators" not in out, out.decode()  # streamed, not read whole
 

@@ -1,27 +1,13 @@
 """A real server whose PostgreSQL does not answer: the tools answer a tool error that points
 at the static datasets, like the API's 503; the converter keeps working."""
 
-import os
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
-
-import httpx
 import pytest
+
+from tests.live import free_port, served
 
 from .test_tools import call, error_text, ok
 
 pytestmark = pytest.mark.live
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Remote:
@@ -31,10 +17,8 @@ class Remote:
 
 @pytest.fixture
 def server_without_database(tmp_path):
-    port, dead = _free_port(), _free_port()
     env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{dead}/breja",
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/breja",
         "DEBUG": "1",
         "DB_CONNECT_TIMEOUT": "1",
         "DB_POOL_TIMEOUT": "1",
@@ -42,34 +26,8 @@ def server_without_database(tmp_path):
         "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
         "LOG_LEVEL": "ERROR",
     }
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "config.asgi:application",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(150):
-            try:
-                httpx.get(base + "/api/v1/status", timeout=5)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
+    with served(env, "--log-level", "warning") as (base, _):
         yield Remote(base)
-    finally:
-        server.terminate()
-        server.wait(10)
 
 
 def test_tools_point_at_the_datasets_when_the_database_does_not_answer(server_without_database):

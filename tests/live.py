@@ -1,0 +1,56 @@
+"""The served app in a child process: uvicorn with the arguments of `make run`, for the tests
+that need the real server (proxy headers, streaming, a database that does not answer)."""
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on (also useful as a dead database's port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve_args(port: int) -> list[str]:
+    """The uvicorn arguments of `make run`, as the Makefile writes them."""
+    makefile = (ROOT / "Makefile").read_text()
+    line = re.search(r"/uvicorn (config\.asgi:application[^\n]*)", makefile).group(1)
+    return line.replace("$(PORT)", str(port)).split()
+
+
+@contextmanager
+def served(env: dict, *extra_args: str, ready: str = "/api/v1/status", output=None) -> Iterator:
+    """Run the app with `env` over this process's environment; yields (base URL, process).
+    `output`: where the server's stdout and stderr go (default: nowhere)."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", *serve_args(port), *extra_args],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=output or subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if output else subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            try:
+                httpx.get(base + ready, timeout=5)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        yield base, server
+    finally:
+        server.terminate()
+        server.wait(10)
