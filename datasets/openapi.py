@@ -4,6 +4,8 @@ They are served by a plain Django view (datasets.views), which drf-spectacular d
 this postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]) adds their paths.
 """
 
+from beers.selectors.queries import CITY_SLUG_RE
+
 from .services import CITY_FILES, TOP_FILES
 
 _TYPES = {
@@ -75,7 +77,7 @@ def add_dataset_paths(result, generator, request, public):
                     "in": "path",
                     "required": True,
                     "description": "city slug",
-                    "schema": {"type": "string", "pattern": r"^[a-z0-9]+(-[a-z0-9]+)*$"},
+                    "schema": {"type": "string", "pattern": CITY_SLUG_RE.pattern},
                 },
                 {
                     "name": "file",

@@ -31,8 +31,10 @@ def serve_args(port: int) -> list[str]:
 
 
 @contextmanager
-def served(env: dict, *extra_args: str, ready: str = "/api/v1/status", output=None) -> Iterator:
-    """Run the app with `env` over this process's environment; yields (base URL, process).
+def served(
+    env: dict, *extra_args: str, ready: str = "/api/v1/status", output=None
+) -> Iterator[str]:
+    """Run the app with `env` over this process's environment; yields its base URL.
     `output`: where the server's stdout and stderr go (default: nowhere)."""
     port = free_port()
     server = subprocess.Popen(
@@ -50,7 +52,7 @@ def served(env: dict, *extra_args: str, ready: str = "/api/v1/status", output=No
                 break
             except httpx.TransportError:
                 time.sleep(0.1)
-        yield base, server
+        yield base
     finally:
         server.terminate()
         server.wait(10)

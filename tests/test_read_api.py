@@ -417,7 +417,7 @@ def test_unreachable_database_degrades_live_reads(tmp_path):
         "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
         "REDIS_URL": "",
     }
-    with served(env) as (base, _):
+    with served(env) as base:
         status = httpx.get(base + "/api/v1/status", timeout=10).json()
         assert status["db"] is False and status["ok"] is True
         response = httpx.get(base + "/api/v1/search?city=sao-paulo", timeout=10)
@@ -436,7 +436,7 @@ def test_the_served_app_ignores_x_forwarded_for_from_an_untrusted_peer(tmp_path)
         "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
         "REDIS_URL": "",
     }
-    with served(env) as (base, _):
+    with served(env) as base:
         codes = [
             httpx.get(
                 base + "/api/v1/search?city=nowhere",

@@ -5,10 +5,10 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from beers.models import DealKind, VenueKind
-from beers.selectors.queries import LOOSE_SLUG_RE
+from beers.selectors.queries import CITY_SLUG_RE, LOOSE_SLUG_RE
 
 KINDS = DealKind.values
-CITY_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+CITY_PATTERN = CITY_SLUG_RE.pattern
 
 
 class IssueSerializer(serializers.Serializer):

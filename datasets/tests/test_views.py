@@ -163,7 +163,7 @@ def real_server():
             "warning",
             ready="/api/v1/index.json",
             output=log,
-        ) as (base, _):
+        ) as base:
             yield base
         log.seek(0)
         out = log.read()

@@ -26,7 +26,7 @@ def server_without_database(tmp_path):
         "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
         "LOG_LEVEL": "ERROR",
     }
-    with served(env, "--log-level", "warning") as (base, _):
+    with served(env, "--log-level", "warning") as base:
         yield Remote(base)
 
 
