@@ -41,7 +41,8 @@ def incr(key: str, ttl: int) -> int:
 
 
 def window_hit(scope: str, ident: str, limit: int, period: int) -> tuple[bool, int]:
-    """Fixed-window limit: (allowed, seconds until the window ends)."""
+    """Fixed-window limit: (allowed, seconds until the window ends). `ident` is stored in the
+    key: for a client, its address_hash, never the address."""
     now = int(time.time())
     window = now // period
     count = incr(f"rl:{scope}:{ident}:{window}", ttl=period + 5)

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 from beers.answers import DATASETS_INDEX
-from beers.clients import client_ip_from_meta
+from beers.clients import address_hash, client_ip_from_meta
 from beers.counters import parse_rate, window_hit
 
 from . import tools
@@ -107,7 +107,7 @@ def _count(scope, rate: tuple[int, int]) -> tuple[bool, int]:
         "HTTP_X_FORWARDED_FOR": headers.get("x-forwarded-for", ""),
     }
     limit, period = rate
-    return window_hit("mcp", client_ip_from_meta(meta), limit, period)
+    return window_hit("mcp", address_hash(client_ip_from_meta(meta)), limit, period)
 
 
 async def _too_many_requests(send, retry_after: int) -> None:

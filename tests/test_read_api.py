@@ -1,6 +1,7 @@
 """The live read API over HTTP: shapes, validation, errors, query counts, cache, limits."""
 
 import datetime as dt
+import time
 
 import httpx
 import pytest
@@ -8,6 +9,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from beers import degraded
+from beers.clients import address_hash
 from beers.models import Beer, Brand, City, Deal
 from beers.selectors import cities, names
 from beers.selectors.published import price_brand
@@ -377,6 +379,15 @@ def test_read_rate_limit_answers_429_with_retry_after(client, city, settings):
     assert client.get("/api/v1/status").json()["rateLimits"]["read"] is True
     settings.READ_RATE_LIMIT = "off"
     assert client.get("/api/v1/status").json()["rateLimits"]["read"] is False
+
+
+def test_read_rate_counter_keeps_a_hash_of_the_address_never_the_address(client, city, settings):
+    settings.READ_RATE_LIMIT = "3/hour"  # an hour: no window edge falls inside the test
+    window = int(time.time()) // 3600
+    for _ in range(2):
+        assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 200
+    assert cache.get(f"rl:read:{address_hash('127.0.0.1')}:{window}") == 2
+    assert cache.get(f"rl:read:127.0.0.1:{window}") is None
 
 
 def test_status(client, db):

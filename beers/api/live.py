@@ -7,7 +7,7 @@ from django.http import HttpResponse
 from rest_framework.views import APIView
 
 from beers.answers import answer_cached, ensure_live
-from beers.clients import client_ip
+from beers.clients import address_hash, client_ip
 from beers.counters import parse_rate, window_hit
 from beers.errors import ApplicationError
 from beers.selectors.ranking import Answer
@@ -22,7 +22,7 @@ def enforce_rate(request, group: str, rate: tuple[int, int] | None) -> None:
     if rate is None:
         return
     limit, period = rate
-    allowed, retry_after = window_hit(group, client_ip(request), limit, period)
+    allowed, retry_after = window_hit(group, address_hash(client_ip(request)), limit, period)
     if not allowed:
         raise ApplicationError(
             429,
