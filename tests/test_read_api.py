@@ -308,6 +308,24 @@ def test_errors_under_api_are_json(client, db):
         assert response.json()["error"] == code
 
 
+@pytest.mark.parametrize("accept", ["text/html", "application/xml", "text/plain"])
+def test_the_accept_header_never_turns_an_answer_into_a_406(client, bar, formats, accept):
+    make_deals(bar, formats, 1)
+    for path in (
+        "/api/v1/status",
+        "/api/v1/search?city=sao-paulo",
+        "/api/v1/cheapest?city=sao-paulo",
+        f"/api/v1/venues/{bar.id}",
+        "/api/v1/search?city=sao-paulo&limit=0",
+    ):
+        response = client.get(path, HTTP_ACCEPT=accept)
+        assert response.status_code == (400 if "limit=0" in path else 200), path
+        assert response["Content-Type"].startswith("application/json")
+    write = client.post("/api/v1/reports", "{", content_type="application/json", HTTP_ACCEPT=accept)
+    assert write.status_code in (400, 503)  # closed writes answer 503 before reading the body
+    assert write.json()["error"] in ("invalid_request", "unavailable")
+
+
 @pytest.mark.parametrize("n", [3, 40])
 def test_each_endpoint_runs_a_constant_number_of_queries(
     client, bar, formats, n, django_assert_num_queries
