@@ -240,6 +240,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "datasets.openapi.add_dataset_paths",
         "outreach.openapi.add_optout_paths",
+        "beers.api.schema.bound_deal_lists",
     ],
     # The same choice sets appear in answers and in write bodies: one name each.
     "ENUM_NAME_OVERRIDES": {

@@ -20,6 +20,9 @@ def test_openapi_document_is_valid_3_1(client, db):
     assert document["info"]["version"] == "1.0.0"
     for path in ("/api/v1/status", "/api/v1/search", "/api/v1/cheapest", "/api/v1/venues/{id}"):
         assert path in document["paths"], path
+    schemas = document["components"]["schemas"]
+    for name in ("DealsResponse", "CheapestResponse"):  # interface.md: at most 50
+        assert schemas[name]["properties"]["deals"]["maxItems"] == 50, name
 
 
 def test_openapi_has_the_static_files_and_the_optout_page(client, db):

@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
 from beers.models import DealKind, VenueKind
-from beers.selectors.queries import CITY_SLUG_RE, LOOSE_SLUG_RE
+from beers.selectors.queries import CITY_SLUG_RE, LOOSE_SLUG_RE, MAX_DEALS
 
 KINDS = DealKind.values
 CITY_PATTERN = CITY_SLUG_RE.pattern
@@ -74,7 +74,7 @@ class DealsResponse(serializers.Serializer):
     city_url = serializers.CharField()
     as_of = serializers.DateTimeField()
     count = serializers.IntegerField()
-    deals = PublicDeal(many=True)
+    deals = PublicDeal(many=True, max_length=MAX_DEALS)
     source = serializers.CharField()
 
 
@@ -237,3 +237,15 @@ def read_responses(ok) -> dict:
         429: error("too many requests (rate_limited)"),
         503: OpenApiResponse(DegradedResponse, description="degraded: use the static datasets"),
     }
+
+
+def bound_deal_lists(result, generator, request, public):
+    """drf-spectacular hook: every array of PublicDeal holds at most MAX_DEALS items
+    (spectacular leaves a list serializer's max_length out of the schema)."""
+    for schema in result.get("components", {}).get("schemas", {}).values():
+        for prop in schema.get("properties", {}).values():
+            if prop.get("type") == "array" and prop.get("items", {}).get("$ref", "").endswith(
+                "/PublicDeal"
+            ):
+                prop["maxItems"] = MAX_DEALS
+    return result

@@ -18,6 +18,7 @@ from .price_index import MONTH_RE
 
 CITY_SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 LOOSE_SLUG_RE = re.compile(r"^[a-z0-9-]+$")
+MAX_DEALS = 50  # prices per live answer (interface.md, Limits)
 FORMAT_RE = re.compile(r"^[a-z0-9_-]{2,40}$")
 # ASCII digits only (`\d` also takes "٣"), no spaces around; leading zeros are fine.
 _INTEGER_RE = re.compile(r"([+-]?)0*([0-9]+)")
@@ -166,7 +167,7 @@ def parse_search(params: Mapping[str, Any]) -> SearchQuery:
         ),
         kind=r.choice("kind", KINDS),
         max_price_per_litre=r.number("max_price_per_litre", 0, 1000, low_open=True),
-        limit=r.integer("limit", 1, 50, default=20),
+        limit=r.integer("limit", 1, MAX_DEALS, default=20),
         lang=r.choice("lang", LANGS, default="pt-BR"),
     )
     r.done()
@@ -188,7 +189,7 @@ def parse_cheapest(params: Mapping[str, Any]) -> CheapestQuery:
         format=r.text(
             "format", FORMAT_RE, "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"
         ),
-        limit=r.integer("limit", 1, 50, default=10),
+        limit=r.integer("limit", 1, MAX_DEALS, default=10),
         lang=r.choice("lang", LANGS, default="pt-BR"),
     )
     r.done()
