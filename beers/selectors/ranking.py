@@ -256,7 +256,8 @@ def _cheapest(query: CheapestQuery, city: City, now: dt.datetime) -> tuple[Answe
     if query.format:
         given["format"] = query.format
     if query.has_point:
-        box = bounding_box(query.lat, query.lng, query.radius_m)
+        # Inside means distance_m (rounded half up) <= radius_m: up to half a metre further.
+        box = bounding_box(query.lat, query.lng, query.radius_m + 0.5)
         given.update(zip(("min_lat", "max_lat", "min_lng", "max_lng"), box, strict=True))
     shape = (_format_shape(query.format), query.has_point, today, oldest_check(city, today))
 

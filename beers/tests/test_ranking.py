@@ -304,18 +304,21 @@ def _ref_distance(lat1, lng1, lat2, lng2) -> int:
     return math.floor(2 * r * math.asin(math.sqrt(a)) + 0.5)
 
 
-def test_radius_edge_is_inclusive_on_rounded_metres():
+@pytest.mark.parametrize("radius", [100, 1000])
+def test_radius_edge_is_inclusive_on_rounded_metres(radius):
+    """A bar just under radius + 0.5 m shows `distance_m` = radius and is inside (the box that
+    pre-filters bars must not cut it off); the next step rounds to radius + 1 and is out."""
     formats, _, _ = _catalog()
     city, _ = _city("sao-paulo")
     now = dt.datetime(2026, 11, 23, 12, 0, tzinfo=city.tz)
-    # Walk north until the rounded distance is exactly 1000 m, then one more step.
+    # Walk north in 1 cm steps: the last point that rounds to the radius, then the next one.
     inside = outside = None
-    for step in range(999_000, 1_001_000, 10):
-        lat = city.lat + step / 1_000_000 / 111.195
+    for step in range((radius - 1) * 100, (radius + 2) * 100):
+        lat = city.lat + step / 100 / 111_195
         d = _ref_distance(city.lat, city.lng, lat, city.lng)
-        if d == 1000 and inside is None:
+        if d == radius:
             inside = lat
-        if d == 1001:
+        if d == radius + 1:
             outside = lat
             break
     for name, lat in (("in", inside), ("out", outside)):
@@ -324,10 +327,10 @@ def test_radius_edge_is_inclusive_on_rounded_metres():
         )
         deal_create(venue=venue, format=formats["lata_350"], price_cents=500, verified_at=now)
     got = ranking.cheapest(
-        CheapestQuery(city=city.slug, lat=city.lat, lng=city.lng, radius_m=1000), now=now
+        CheapestQuery(city=city.slug, lat=city.lat, lng=city.lng, radius_m=radius), now=now
     ).data
     assert [d["venue"] for d in got["deals"]] == ["in"]
-    assert got["deals"][0]["distance_m"] == 1000
+    assert got["deals"][0]["distance_m"] == radius
 
 
 def test_age_rules_use_city_local_dates():
