@@ -4,7 +4,9 @@ Counters are atomic (``beers.counters``: Redis INCR in production). The daily ca
 writes that were stored: a slot is reserved with INCR before verification and given back
 (DECR) when the request ends without storing anything (failed verification, unknown city,
 duplicate, error). So concurrent requests can never pass the cap, and a duplicate, a repeat
-confirmation or a failed check never uses up a sender's day.
+confirmation or a failed check never uses up a sender's day. A request over the cap is not
+refused at once: it stores nothing, and is still answered `duplicate` when it repeats a write
+that is waiting (the interface's duplicate move has no cap condition); see WriteApi.
 """
 
 import datetime as dt
@@ -74,11 +76,13 @@ def _cap_key(endpoint: str, address_hash: str) -> str:
 
 
 class CapSlot:
-    """One reserved place under the daily cap; ``keep()`` once the write is stored."""
+    """One reserved place under the daily cap; ``keep()`` once the write is stored. Over the
+    cap, ``refusal`` is the 429 to answer unless the request turns out to be a duplicate."""
 
-    def __init__(self, key: str):
+    def __init__(self, key: str, refusal: ApplicationError | None = None):
         self.key = key
         self.kept = False
+        self.refusal = refusal
 
     def keep(self) -> None:
         self.kept = True
@@ -86,7 +90,8 @@ class CapSlot:
 
 @contextmanager
 def daily_cap(endpoint: str, address_hash: str):
-    """Reserve a place under WRITE_DAILY_CAP for this endpoint, address and day, or 429."""
+    """Reserve a place under WRITE_DAILY_CAP for this endpoint, address and day. Over the cap
+    the slot carries the 429 `rate_limited` to answer (and can't be kept)."""
     key = _cap_key(endpoint, address_hash)
     wait = seconds_to_midnight()
     try:
@@ -95,8 +100,7 @@ def daily_cap(endpoint: str, address_hash: str):
         raise _counter_store_down() from exc
     slot = CapSlot(key)
     if count > settings.WRITE_DAILY_CAP:
-        _release(key)
-        raise ApplicationError(
+        slot.refusal = ApplicationError(
             429,
             "rate_limited",
             "Daily limit of writes from this address reached.",

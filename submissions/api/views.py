@@ -5,10 +5,11 @@
 3. JSON object       400 invalid_request
 4. body (and path)   400 invalid_request, one issue per problem; before verification
 5. burst limit       429 rate_limited (WRITE_RATE_LIMIT, all writes of an address)
-6. daily cap         429 rate_limited (WRITE_DAILY_CAP per endpoint, address, day); only
-                     stored writes count (see submissions.limits)
+6. daily cap         a place under WRITE_DAILY_CAP (per endpoint, address, day); only stored
+                     writes count (see submissions.limits)
 7. verification      403 forbidden / 503 unavailable (submissions.turnstile)
-8. the service       404 / 422, then 202 received or duplicate
+8. the service       404 / 422, then 202 received or duplicate; over the daily cap 429
+                     rate_limited, unless the write is a duplicate (it stores nothing)
 """
 
 import json
@@ -16,7 +17,7 @@ import re
 
 import psycopg
 from django.core.exceptions import RequestDataTooBig
-from django.db import DatabaseError, IntegrityError
+from django.db import DatabaseError, IntegrityError, transaction
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -117,6 +118,18 @@ class WriteApi(APIView):
     def perform(self, *, address_hash: str, body: dict, data: dict, kwargs) -> str:
         raise NotImplementedError
 
+    def perform_if_duplicate(self, refusal: ApplicationError, **given) -> str:
+        """Over the daily cap: `duplicate` when the write repeats one that is waiting (nothing
+        is stored), else the cap's 429. The service runs in a transaction rolled back unless
+        it found a duplicate, so its own rules decide what a duplicate is."""
+        try:
+            with transaction.atomic():
+                if self.perform(**given) == services.DUPLICATE:
+                    return services.DUPLICATE
+                raise refusal  # rolls back what the service stored
+        except ApplicationError as exc:  # an unknown city or price too: the cap answers
+            raise refusal from exc
+
     def post(self, request, **kwargs):
         writes_open_or_raise()
         body = read_json_object(request, self.body_limit)
@@ -133,7 +146,12 @@ class WriteApi(APIView):
         with daily_cap(self.endpoint, sender) as slot:
             turnstile_verify(token=data["turnstile"], remote_ip=ip)
             try:
-                status = self.perform(address_hash=sender, body=body, data=data, kwargs=kwargs)
+                if slot.refusal is None:
+                    status = self.perform(address_hash=sender, body=body, data=data, kwargs=kwargs)
+                else:
+                    status = self.perform_if_duplicate(
+                        slot.refusal, address_hash=sender, body=body, data=data, kwargs=kwargs
+                    )
             except IntegrityError:
                 raise  # a bug, not an outage: let it be the 500 it is
             except (DatabaseError, psycopg.Error) as exc:

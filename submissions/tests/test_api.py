@@ -432,8 +432,10 @@ def test_daily_cap_per_endpoint_and_address(world, writes_open, endpoint):
     assert over.json()["error"] == "rate_limited"
     assert 0 < int(over["Retry-After"]) <= 86400
     assert stored() == 2
-    # At the cap every write of the endpoint is refused, a repeat included (counted first).
-    assert api.post(*sends[0]).status_code == 429
+    # At the cap a repeat of a waiting write is still a duplicate: it stores nothing.
+    assert api.post(*sends[0]).json() == {"status": "duplicate"}
+    assert stored() == 2
+    assert api.post(*sends[2]).status_code == 429
     # Another address and another endpoint are not affected.
     assert JsonClient("192.0.2.11").post(*sends[2]).status_code == 202
     other = "/api/v1/city-requests" if endpoint != "city-requests" else "/api/v1/reports"
@@ -451,6 +453,9 @@ def test_failed_writes_do_not_use_up_the_cap(api, world, writes_open):
     assert api.post("/api/v1/submissions", {**body, "price": "x"}).status_code == 400
     assert api.post("/api/v1/submissions", body).status_code == 202
     assert api.post("/api/v1/submissions", {**body, "price": 1}).status_code == 429
+    # over the cap, an unknown city is the cap's 429 too (only a duplicate gets through)
+    assert api.post("/api/v1/submissions", {**body, "city": "curitiba"}).status_code == 429
+    assert api.post("/api/v1/submissions", body).json() == {"status": "duplicate"}
 
 
 @pytest.mark.django_db
