@@ -22,6 +22,7 @@ from django.db import connection
 from django.db.models import F, QuerySet
 
 from beers import labels
+from beers.dbcopy import copy_out
 from beers.models import City, Format
 from beers.selectors.published import price_brand, published_deals
 
@@ -126,7 +127,7 @@ def _copy(sql: str, params: list, write: Callable[[memoryview], None], tick=None
     """Run one COPY … TO STDOUT and hand each row to `write`; returns the number of rows."""
     count = 0
     with connection.cursor() as cursor:
-        with cursor.cursor.copy(sql, params) as copy:
+        with copy_out(cursor, sql, params) as copy:
             for row in copy:
                 write(row)
                 count += 1

@@ -11,11 +11,13 @@ scope). Quartiles interpolate linearly between order statistics (numpy's default
 rounded half-up to whole cents once, at the end.
 """
 
+import bisect
 import datetime as dt
+import itertools
 import math
 import re
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 
@@ -24,6 +26,7 @@ from django.db.models import F, Max, Q, QuerySet, Window
 from django.db.models.functions import ExtractMonth, ExtractYear, RowNumber
 from django.utils import timezone
 
+from beers.dbcopy import copy_out
 from beers.models import City, DealKind, PriceCheck
 
 from .published import price_brand, published_deals
@@ -53,22 +56,24 @@ def round_half_up(value: Fraction) -> int:
     return math.floor(value + _HALF)
 
 
-def _exact_sorted(values: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """(numerator, denominator) pairs in exact ascending order of their quotients.
+def _exact_sorted(values: Iterable[tuple[tuple[int, int], int]]) -> list:
+    """((numerator, denominator), count) items in exact ascending order of their quotients.
 
     Correctly rounded division is monotonic, so sorting by the float quotient is exact except
     among equal floats; only those runs are re-sorted as fractions.
     """
-    data = sorted(values, key=lambda v: v[0] / v[1])
+    data = sorted(values, key=lambda v: v[0][0] / v[0][1])
     i, n = 0, len(data)
     while i < n:
         j = i + 1
-        quotient = data[i][0] / data[i][1]
-        while j < n and data[j][0] / data[j][1] == quotient:
+        quotient = data[i][0][0] / data[i][0][1]
+        while j < n and data[j][0][0] / data[j][0][1] == quotient:
             j += 1
-        first_num, first_den = data[i]
-        if j - i > 1 and any(num * first_den != first_num * den for num, den in data[i + 1 : j]):
-            data[i:j] = sorted(data[i:j], key=lambda v: Fraction(*v))
+        (first_num, first_den), _ = data[i]
+        if j - i > 1 and any(
+            num * first_den != first_num * den for (num, den), _ in data[i + 1 : j]
+        ):
+            data[i:j] = sorted(data[i:j], key=lambda v: Fraction(*v[0]))
         i = j
     return data
 
@@ -87,23 +92,27 @@ def quartiles(data) -> tuple[Fraction, Fraction, Fraction]:
     return out[0], out[1], out[2]
 
 
-class _Exact:
-    """A sorted list of (numerator, denominator) seen as Fractions, built only when read."""
+class _Counted:
+    """Sorted ((numerator, denominator), count) items seen as the sorted list of every
+    observation, as Fractions: item i is read through the running counts (bisect)."""
 
-    def __init__(self, pairs: list[tuple[int, int]]):
-        self.pairs = pairs
+    def __init__(self, items: list[tuple[tuple[int, int], int]]):
+        self.values = [pair for pair, _ in items]
+        self.ends = list(itertools.accumulate(count for _, count in items))
 
     def __len__(self) -> int:
-        return len(self.pairs)
+        return self.ends[-1] if self.ends else 0
 
     def __getitem__(self, i: int) -> Fraction:
-        return Fraction(*self.pairs[i])
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return Fraction(*self.values[bisect.bisect_right(self.ends, i)])
 
 
-def cell_figures(values: list[tuple[int, int]]) -> dict:
+def cell_figures(values: Iterable[tuple[tuple[int, int], int]]) -> dict:
     """n, min and quartiles (cents per litre, rounded half-up) of one cell's observations,
-    given as (price_cents * 1000, units * volume_ml) pairs."""
-    data = _Exact(_exact_sorted(values))
+    given as ((price_cents * 1000, units * volume_ml), how many observations) items."""
+    data = _Counted(_exact_sorted(values))
     p25, median, p75 = quartiles(data)
     return {
         "n": len(data),
@@ -130,16 +139,18 @@ def latest_month(city: City) -> str | None:
     return f"{local.year:04d}-{local.month:02d}"
 
 
-def _observations(city: City, start: dt.datetime | None, end: dt.datetime | None):
-    """(year, month, price_cents, units, volume_ml, format type, bairro, brand) for the last
-    check of each price inside each city-local month, month by month (the database picks the
-    last check, so memory holds one month's observations at most)."""
+def _cell_counts(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    """(year, month, scope, key, numerator, denominator, count) rows ordered by month: how many
+    observations of each cell have the value numerator / denominator (price_cents * 1000,
+    units * volume_ml). Prices repeat, so these rows are far fewer than the observations."""
     if connection.vendor == "postgresql":
-        return _observations_postgresql(city, start, end)
-    return _observations_portable(city, start, end)
+        return _cell_counts_postgresql(city, start, end)
+    return _cell_counts_portable(city, start, end)
 
 
 def _observations_portable(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    """(year, month, price_cents, units, volume_ml, format type, bairro, brand) for the last
+    check of each price inside each city-local month, ordered by month."""
     tz = city.tz
     checks = observation_checks(city)
     if start is not None:
@@ -173,13 +184,27 @@ def _observations_portable(city: City, start: dt.datetime | None, end: dt.dateti
     )
 
 
-def _observations_postgresql(city: City, start: dt.datetime | None, end: dt.datetime | None):
-    """The same rows on PostgreSQL, read with a server-side cursor: DISTINCT ON picks each
-    price's last check of a month on narrow rows, and each month comes sorted by price per
-    litre, so the cells below are built in order (`_exact_sorted` then only checks ties).
+def _cell_counts_portable(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    """The counts of the observations above, one month at a time in memory."""
+    for (year, mon), observations in itertools.groupby(
+        _observations_portable(city, start, end), key=lambda row: row[:2]
+    ):
+        counts: Counter = Counter()
+        for _, _, price_cents, units, volume_ml, fmt_type, hood, brand in observations:
+            value = (price_cents * 1000, units * volume_ml)
+            for scope, key in zip(SCOPES, (None, fmt_type, hood, brand), strict=True):
+                if scope == "city" or key is not None:
+                    counts[(scope, key, value)] += 1
+        for (scope, key, (num, den)), n in counts.items():
+            yield year, mon, scope, key, num, den, n
 
-    On 1M checks (the export's snapshot settings) this reads in about half the portable
-    query's time: the window version sorts the whole joined row."""
+
+def _cell_counts_postgresql(city: City, start: dt.datetime | None, end: dt.datetime | None):
+    """The same rows, counted by PostgreSQL: DISTINCT ON picks each price's last check of a
+    month on narrow rows; one GROUP BY counts the (serving, price, format type, bairro,
+    brand) combinations, and a second spreads them over the four scopes. Only the counts
+    reach Python (on 1M checks, 6000 rows instead of 1M: 1.8 s in all, against 7 s when
+    Python received each observation)."""
     deals = (
         published_deals(city=city)
         .filter(kind=DealKind.REGULAR)
@@ -198,46 +223,46 @@ def _observations_postgresql(city: City, start: dt.datetime | None, end: dt.date
     if start is not None:
         window, window_params = " AND pc.checked_at >= %s AND pc.checked_at < %s", [start, end]
     sql = f"""
-        SELECT extract(year FROM o.m)::int, extract(month FROM o.m)::int, o.price_cents,
-               o.x_units, o.x_volume, o.x_type, o.x_hood, o.x_brand
+        SELECT extract(year FROM g.m)::int, extract(month FROM g.m)::int, s.scope, s.key,
+               g.num, g.den, sum(g.n)::bigint
         FROM (
-            SELECT DISTINCT ON (pc.deal_id, m)
-                   date_trunc('month', pc.checked_at AT TIME ZONE %s) AS m, pc.price_cents, d.*
-            FROM {PriceCheck._meta.db_table} pc
-            JOIN ({deals_sql}) d ON d.x_id = pc.deal_id
-            WHERE TRUE{window}
-            ORDER BY pc.deal_id, m, pc.checked_at DESC, pc.id DESC
-        ) o
-        ORDER BY o.m, o.price_cents::float8 * 1000 / (o.x_units * o.x_volume)
+            SELECT o.m, o.num, o.den, o.x_type, o.x_hood, o.x_brand, count(*) AS n
+            FROM (
+                SELECT DISTINCT ON (pc.deal_id, m)
+                       date_trunc('month', pc.checked_at AT TIME ZONE %s) AS m,
+                       pc.price_cents::bigint * 1000 AS num, d.x_units * d.x_volume AS den,
+                       d.x_type, d.x_hood, d.x_brand
+                FROM {PriceCheck._meta.db_table} pc
+                JOIN ({deals_sql}) d ON d.x_id = pc.deal_id
+                WHERE TRUE{window}
+                ORDER BY pc.deal_id, m, pc.checked_at DESC, pc.id DESC
+            ) o
+            GROUP BY 1, 2, 3, 4, 5, 6
+        ) g
+        CROSS JOIN LATERAL (
+            VALUES ('city', NULL), ('format', g.x_type), ('neighbourhood', g.x_hood),
+                   ('brand', g.x_brand)
+        ) AS s(scope, key)
+        WHERE s.scope = 'city' OR s.key IS NOT NULL
+        GROUP BY g.m, s.scope, s.key, g.num, g.den
+        ORDER BY g.m
     """
     params = [city.timezone, *deals_params, *window_params]
-    with connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
-        while batch := cursor.fetchmany(5000):
-            yield from batch
+    # COPY streams like a server-side cursor, and unlike one may use a parallel plan
+    # (1M checks: 1.8 s against 2.3 s).
+    with connection.cursor() as cursor:
+        with copy_out(cursor, f"COPY ({sql}) TO STDOUT", params) as copy:
+            copy.set_types(["int4", "int4", "text", "text", "int8", "int8", "int8"])
+            yield from copy.rows()
 
 
 def _months(rows: Iterable[tuple]) -> Iterable[tuple[str, dict]]:
-    """("YYYY-MM", {(scope, key): [(numerator, denominator), ...]}) one month at a time."""
-    current, cells = None, defaultdict(list)
-    # Few distinct (price, serving) pairs repeat over many prices: keep one tuple of each, so
-    # the cells hold references rather than a new tuple per observation.
-    shared: dict[tuple[int, int], tuple[int, int]] = {}
-    for year, mon, price_cents, units, volume_ml, fmt_type, hood, brand in rows:
-        if (year, mon) != current:
-            if current is not None:
-                yield f"{current[0]:04d}-{current[1]:02d}", cells
-            current, cells = (year, mon), defaultdict(list)
-        value = (price_cents * 1000, units * volume_ml)
-        value = shared.setdefault(value, value)
-        cells[("city", None)].append(value)
-        cells[("format", fmt_type)].append(value)
-        if hood is not None:
-            cells[("neighbourhood", hood)].append(value)
-        if brand is not None:
-            cells[("brand", brand)].append(value)
-    if current is not None:
-        yield f"{current[0]:04d}-{current[1]:02d}", cells
+    """("YYYY-MM", {(scope, key): [((numerator, denominator), count), ...]}) month by month."""
+    for (year, mon), month_rows in itertools.groupby(rows, key=lambda row: row[:2]):
+        cells = defaultdict(list)
+        for _, _, scope, key, num, den, count in month_rows:
+            cells[(scope, key)].append(((num, den), count))
+        yield f"{year:04d}-{mon:02d}", cells
 
 
 def price_index(
@@ -251,7 +276,7 @@ def price_index(
     now = now or timezone.now()
     start, end = month_bounds(month, tz) if month is not None else (None, None)
     out = []
-    for mon, cells in _months(_observations(city, start, end)):
+    for mon, cells in _months(_cell_counts(city, start, end)):
         final = month_is_final(mon, tz, now)
         for scope, key in sorted(cells, key=lambda k: (SCOPES.index(k[0]), k[1] or "")):
             out.append(

@@ -132,17 +132,20 @@ def test_price_index_rows_are_the_portable_querys(world):
     seen = 0
     for city in (world.sp, world.manaus):
         for start, end in [(None, None), price_index.month_bounds("2026-10", city.tz)]:
-            fast = list(price_index._observations_postgresql(city, start, end))
-            portable = list(price_index._observations_portable(city, start, end))
+            fast = list(price_index._cell_counts_postgresql(city, start, end))
+            portable = list(price_index._cell_counts_portable(city, start, end))
             assert sorted(fast, key=repr) == sorted(portable, key=repr)
             months = [(year, month) for year, month, *_ in fast]
             assert months == sorted(months)
-            seen += len(fast)
+            seen += sum(n for *_, scope, _, _, _, n in fast if scope == "city")
     assert seen == 6  # São Paulo 4 (+1 in October), Manaus 1 (30 September, local time)
-    october = price_index._observations_postgresql(
+    october = price_index._cell_counts_postgresql(
         world.sp, *price_index.month_bounds("2026-10", world.sp.tz)
     )
-    assert [row[2] for row in october] == [1350]  # the later of October's two checks
+    # the later of October's two checks, once in each scope the price belongs to
+    assert {(scope, num, n) for _, _, scope, _, num, _, n in october} == {
+        (scope, 1350 * 1000, 1) for scope in ("city", "format", "neighbourhood", "brand")
+    }
 
 
 def test_the_sql_follows_the_formats_names_and_refuses_a_missing_one():

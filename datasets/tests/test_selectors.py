@@ -183,3 +183,30 @@ def test_quartiles_are_exactly_statistics_quantiles_inclusive(n):
         expected = tuple(statistics.quantiles(data, n=4, method="inclusive"))
         assert expected[1] == statistics.median(data)
     assert quartiles(data) == expected
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_counted_values_give_the_figures_of_every_observation_listed(seed):
+    """The index reads (value, count) items; the figures are those of the expanded list, and
+    equal prices per litre written with other terms (2 × 300 ml, 1 × 600 ml) are one value."""
+    import statistics
+    from fractions import Fraction
+
+    from beers.selectors.price_index import cell_figures, round_half_up
+
+    rnd = random.Random(seed)
+    items = [
+        ((rnd.choice([600, 900, 1200]) * 1000 * units, units * 300), rnd.randint(1, 5))
+        for units in (rnd.choice([1, 2, 4]) for _ in range(rnd.randint(1, 12)))
+    ]
+    every = sorted(Fraction(num, den) for (num, den), n in items for _ in range(n))
+    quartiles = (
+        (every[0],) * 3 if len(every) == 1 else statistics.quantiles(every, n=4, method="inclusive")
+    )
+    assert cell_figures(items) == {
+        "n": len(every),
+        "min_cents": round_half_up(every[0]),
+        "p25_cents": round_half_up(quartiles[0]),
+        "median_cents": round_half_up(quartiles[1]),
+        "p75_cents": round_half_up(quartiles[2]),
+    }
