@@ -4,7 +4,8 @@ bare PostgreSQL COPY of the same rows, with wall time and peak memory.
     DATABASE_URL=postgres://... DEBUG=1 python -m bench.export_bench --rows 100000,1000000
 
 For each size: seeds a throw-away active city `bench-city` with SQL (generate_series), times a
-COPY of its prices, then runs the whole export in a fresh child process (so its peak RSS is
+COPY of its prices (11 columns, the issue's yardstick) and a COPY of every column the deals
+files read (same query, joins and order as the export, unformatted), then runs the whole export in a fresh child process (so its peak RSS is
 the export's own), and deletes the city again (unless --keep). `--import` also times
 import_datasets of the tree. PostgreSQL only; `make bench` runs it on its own database.
 """
@@ -158,6 +159,13 @@ def run_size(rows: int, *, keep: bool, with_import: bool) -> dict:
                 copy_deals(city, Path(tmp) / "copy.csv")
                 copy_times.append(time.perf_counter() - t)
             out["copy_seconds"] = round(min(copy_times), 2)
+            # A second yardstick: COPY of every column the deals files read, unformatted.
+            wide_times = []
+            for _ in range(3):
+                t = time.perf_counter()
+                copy_read_columns(city, Path(tmp) / "copy-wide.csv")
+                wide_times.append(time.perf_counter() - t)
+            out["copy_read_columns_seconds"] = round(min(wide_times), 2)
             child = subprocess.run(
                 [sys.executable, "-m", "bench.export_bench", "--child", str(Path(tmp) / "tree")],
                 cwd=Path(__file__).resolve().parents[1],
@@ -169,6 +177,9 @@ def run_size(rows: int, *, keep: bool, with_import: bool) -> dict:
             out["export_seconds"] = figures["seconds"]
             out["export_peak_rss_mb"] = figures["peak_rss_mb"]
             out["ratio_to_copy"] = round(figures["seconds"] / out["copy_seconds"], 1)
+            out["ratio_to_copy_read_columns"] = round(
+                figures["seconds"] / out["copy_read_columns_seconds"], 1
+            )
             tree = Path(tmp) / "tree" / SLUG
             out["deals_json_mb"] = round((tree / "deals.json").stat().st_size / 1e6, 1)
             out["deals_csv_mb"] = round((tree / "deals.csv").stat().st_size / 1e6, 1)
@@ -193,6 +204,20 @@ def copy_deals(city: City, path: Path) -> None:
     with transaction.atomic(), connection.cursor() as c, open(path, "wb") as fh:
         batch_session(c)  # the export's own session settings (no JIT, parallel scans): fair
         with c.cursor.copy(sql) as copy:
+            for chunk in copy:
+                fh.write(chunk)
+
+
+def copy_read_columns(city: City, path: Path) -> None:
+    """COPY of the deals files' rows with every column the export reads (the same query and
+    joins as datasets.pgcopy, in id order), as plain CSV."""
+    from datasets.pgcopy import _deal_columns, _inner
+
+    inner, params = _inner(_deal_columns(city))
+    sql = f"COPY ({inner} ORDER BY 1) TO STDOUT WITH CSV HEADER"
+    with transaction.atomic(), connection.cursor() as c, open(path, "wb") as fh:
+        batch_session(c)
+        with c.cursor.copy(sql, params) as copy:
             for chunk in copy:
                 fh.write(chunk)
 
