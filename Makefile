@@ -39,6 +39,9 @@ lint: install-dev
 	$(VENV)/bin/ruff format --check .
 
 bench: install-dev
+	@command -v wrk >/dev/null || ! command -v apt-get >/dev/null \
+	  || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null) \
+	  || echo "bench: could not install wrk; the throughput figures will be skipped" >&2
 	$(PY) -m bench.run
 	BENCH_EXPORT_DB=breja_bench_export $(PY) -m bench.export_bench --rows 100000,1000000
 
