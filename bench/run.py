@@ -134,7 +134,7 @@ def search_plan() -> tuple[str, bool]:
         "from beers.selectors import ranking, render;"
         "from django.utils import timezone;"
         "c=ranking.city_get('city-7');"
-        "qs=ranking.ranked_deals(city=c, today=timezone.now().date())"
+        "qs=ranking.ranked_deals(city=c, today=timezone.localtime(timezone=c.tz).date())"
         ".exclude(kind='open_bar').order_by(*ranking.PRICE_ORDER)"
         ".values(*render.DEAL_COLUMNS)[:20];"
         "print(qs.explain(analyze=True))"
