@@ -5,7 +5,6 @@ import datetime as dt
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from django.utils.text import slugify
 
 from .geo import point_in_geometry
 from .models import (
@@ -21,7 +20,7 @@ from .models import (
     Venue,
     VenueStatus,
 )
-from .text import name_key
+from .text import name_key, slug_of
 
 
 def neighbourhood_for_point(*, city: City, lat: float, lng: float) -> Neighbourhood | None:
@@ -34,7 +33,7 @@ def neighbourhood_for_point(*, city: City, lat: float, lng: float) -> Neighbourh
 
 def venue_slug_free(*, city: City, name: str) -> str:
     """A slug from the name, unique inside the city (suffix -2, -3, … when taken)."""
-    base = slugify(name)[:120].strip("-") or "bar"
+    base = slug_of(name, 120) or "bar"
     slug, n = base, 2
     while Venue.objects.filter(city=city, slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1
@@ -155,7 +154,7 @@ def beer_for_name(name: str | None) -> tuple[Beer | None, Brand | None]:
     if not name or not name.strip():
         return None, None
     name = " ".join(name.split())
-    key, slug = name_key(name), slugify(name)[:100].strip("-")
+    key, slug = name_key(name), slug_of(name, 100)
     beer = Beer.objects.select_related("brand").filter(Q(name__iexact=name) | Q(slug=slug)).first()
     if beer is not None:
         return beer, beer.brand

@@ -40,7 +40,7 @@ from .models import (
     Report,
     ReviewState,
 )
-from .services import price_cents
+from .services import json_canonical, price_cents, reais_to_cents
 
 logger = logging.getLogger(__name__)
 
@@ -92,9 +92,8 @@ def _decide(row, state: str, note: str = "", **fields) -> None:
 
 
 def _cents_or_none(value) -> int | None:
-    if value is None:
-        return None
-    return 0 if value == 0 else price_cents(value)
+    """A couvert (0 to 1000 reais) in cents, half up: R$ 0,004 is 0 cents, unlike a price."""
+    return None if value is None else reais_to_cents(value)
 
 
 def _date_or_none(value: str | None) -> dt.date | None:
@@ -116,7 +115,7 @@ def _verified_at(city: City, payload: dict) -> dt.datetime:
 
 def submission_new_venue(submission: PriceSubmission) -> dict | None:
     """The new bar a submission proposes (NewVenue), or None when it names a listed bar."""
-    return submission.payload.get("venue", {}).get("new")
+    return json_canonical(submission.payload).get("venue", {}).get("new")
 
 
 def submission_twins(submission: PriceSubmission) -> list[Venue]:
@@ -145,7 +144,7 @@ def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
 
 
 def _venue_for(submission: PriceSubmission, venue_id: int | None, create_venue: bool) -> Venue:
-    payload = submission.payload
+    payload = json_canonical(submission.payload)  # stored before integers were canonical
     if venue_id is not None:
         venue = Venue.objects.filter(pk=venue_id, city_id=submission.city_id).first()
         if venue is None:
@@ -197,7 +196,7 @@ def submission_approve(
     credited. A new bar that looks like a listed one raises TwinsFound unless the moderator
     chose a bar (`venue_id`) or confirmed a new one (`create_venue`)."""
     submission = _lock_pending(PriceSubmission, submission_id)
-    payload = submission.payload
+    payload = json_canonical(submission.payload)  # stored before integers were canonical
     venue = _venue_for(submission, venue_id, create_venue)
     beer, brand = beer_for_name(payload.get("beer"))
     deal = deal_create(
@@ -258,7 +257,7 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         raise ReviewError(_("Só dá para mesclar com um preço da mesma cidade e formato."))
     if submission.venue_id is not None and deal.venue_id != submission.venue_id:
         raise ReviewError(_("Só dá para mesclar com um preço do mesmo bar."))
-    payload = submission.payload
+    payload = json_canonical(submission.payload)  # stored before integers were canonical
     changed = [name for name in MERGED_FIELDS if name in payload]
     for name in changed:
         setattr(deal, name, payload[name])

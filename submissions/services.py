@@ -56,12 +56,13 @@ DISPUTED_AT = 2
 SUSPENDED_AT = 3
 
 
-def _canonical(value):
-    """Numbers compared by value (5 == 5.0), keys sorted: the same body, the same bytes."""
+def json_canonical(value):
+    """Integral numbers as JSON integers (5.0 -> 5), at any depth: the same body gives the same
+    bytes, and a stored payload holds the integers its schema promised (days, units)."""
     if isinstance(value, dict):
-        return {str(k): _canonical(v) for k, v in value.items()}
+        return {str(k): json_canonical(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_canonical(v) for v in value]
+        return [json_canonical(v) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -70,14 +71,20 @@ def _canonical(value):
 def body_fingerprint(body: dict) -> str:
     """sha256 of the canonical JSON of the body, without verification and private keys."""
     kept = {k: v for k, v in body.items() if k not in FINGERPRINT_IGNORES}
-    text = json.dumps(_canonical(kept), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    text = json.dumps(
+        json_canonical(kept), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def reais_to_cents(value: float) -> int:
+    """Reais to whole cents, half up."""
+    return int((Decimal(str(value)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
 def price_cents(price: float) -> int:
-    """Reais to whole cents, half up; a positive price never becomes 0 cents."""
-    cents = (Decimal(str(price)) * 100).quantize(Decimal(1), rounding=ROUND_HALF_UP)
-    return max(1, int(cents))
+    """A price in whole cents, half up; a positive price never becomes 0 cents."""
+    return max(1, reais_to_cents(price))
 
 
 def _store_once(model: type[models.Model], pending: models.Q, **fields) -> str:
@@ -136,7 +143,7 @@ def submission_create(*, address_hash: str, body: dict, data: dict) -> str:
         city=city,
         venue=venue,
         format=fmt,
-        payload={k: v for k, v in body.items() if k not in PRIVATE_KEYS},
+        payload=json_canonical({k: v for k, v in body.items() if k not in PRIVATE_KEYS}),
         email=email,
         email_index=blind_index(email) if email else "",
     )

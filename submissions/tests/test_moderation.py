@@ -227,6 +227,43 @@ def test_approve_a_new_bar_places_it_in_its_bairro_with_schedules(
     assert "Empório da Vila" in [d["venue"] for d in search(Client(), kind="happy_hour")]
 
 
+def test_approved_body_with_integral_floats_and_underscores_is_served_and_exported(
+    mod, world, hood, api, writes_open, tmp_path
+):
+    """JSON Schema integers may be written 1.0: they are stored as integers, so the schedule
+    labels, the rankings and the export work; names with '_' give valid slugs; a couvert of
+    R$ 0,004 is 0 cents (only a price is at least 1 cent)."""
+    sub = submit(
+        api,
+        world,
+        venue={
+            "new": {
+                "name": "Adega_do_Tião",
+                "lat": -23.555,
+                "lng": -46.69,
+                "kind": "bar",
+                "on_site": True,
+            }
+        },
+        beer="Skol_Beats",
+        units=2.0,
+        couvert=0.004,
+        kind="happy_hour",
+        schedules=[{"days": [1.0, 2], "start": "17:00", "end": "20:00"}],
+    )
+    assert sub.payload["schedules"][0]["days"] == [1, 2]
+    assert type(sub.payload["units"]) is int
+    assert decide(mod, sub, decision="approve", venue="new").status_code == 302
+    deal = Deal.objects.get(venue__name="Adega_do_Tião")
+    assert (deal.venue.slug, deal.beer.slug) == ("adega-do-tiao", "skol-beats")
+    assert deal.schedules[0]["days"] == [1, 2] and deal.units == 2 and deal.couvert_cents == 0
+    assert "Adega_do_Tião" in [d["venue"] for d in search(Client(), kind="happy_hour")]
+    from datasets.services import datasets_export
+
+    datasets_export(directory=tmp_path, progress=False)
+    assert b'"days":[1,2]' in (tmp_path / "sao-paulo" / "deals.json").read_bytes()
+
+
 def test_a_new_bar_near_a_listed_one_with_a_similar_name_offers_the_listed_one(
     mod, world, api, writes_open
 ):
