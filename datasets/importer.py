@@ -134,7 +134,7 @@ def _str(max_len, *, null=False, empty_ok=True, choices=None, pattern=None) -> C
             raise ValueError(f"must be at most {max_len} characters")
         if choices is not None and v not in choices:
             raise ValueError(f"must be one of {', '.join(sorted(choices))}")
-        if pattern is not None and v and not pattern.match(v):
+        if pattern is not None and v and not pattern.fullmatch(v):
             raise ValueError(f"does not match {pattern.pattern}")
         return v
 
@@ -164,7 +164,7 @@ def _unix(v):
 def _date(v):
     if v is None:
         return None
-    if not isinstance(v, str) or not _DATE.match(v):
+    if not isinstance(v, str) or not _DATE.fullmatch(v):
         raise ValueError("must be a date YYYY-MM-DD or null")
     try:
         return dt.date.fromisoformat(v)
@@ -195,11 +195,11 @@ def _schedules(v):
         ):
             raise ValueError(f"schedule {i}: days must be 1 to 7 integers 0..6")
         start, end = s.get("start"), s.get("end")
-        if not isinstance(start, str) or not _HHMM.match(start) or start.startswith("24"):
+        if not isinstance(start, str) or not _HHMM.fullmatch(start) or start.startswith("24"):
             raise ValueError(f"schedule {i}: start must be HH:MM, hour 00 to 23")
         if (
             not isinstance(end, str)
-            or not _HHMM.match(end)
+            or not _HHMM.fullmatch(end)
             or (end.startswith("24") and end != "24:00")
         ):
             raise ValueError(f"schedule {i}: end must be HH:MM, hour 00 to 24")

@@ -32,13 +32,13 @@ from beers.models import City, DealKind, PriceCheck
 from .published import price_brand, published_deals
 
 SCOPES = ("city", "format", "neighbourhood", "brand")
-MONTH_RE = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+MONTH_RE = re.compile(r"^([0-9]{4})-(0[1-9]|1[0-2])$")
 _HALF = Fraction(1, 2)
 
 
 def month_bounds(month: str, tz) -> tuple[dt.datetime, dt.datetime]:
     """The city-local start of `month` ("YYYY-MM") and of the month after, as aware datetimes."""
-    match = MONTH_RE.match(month or "")
+    match = MONTH_RE.fullmatch(month or "")
     if not match:
         raise ValueError(f"month must be YYYY-MM, got {month!r}")
     year, mon = int(match.group(1)), int(match.group(2))

@@ -78,8 +78,17 @@ class StrictRegexField(StrictCharField):
         kwargs.setdefault("allow_blank", False)
         super().__init__(**kwargs)
         self.regex = re.compile(regex)
+        self.message = message
         # drf-spectacular reads the pattern from the RegexValidator.
         self.validators.append(RegexValidator(self.regex, message=message))
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        # The whole string, as JSON Schema's pattern means: RegexValidator searches, and `$`
+        # also matches before a final newline ("12:00\n").
+        if not self.regex.fullmatch(value):
+            raise serializers.ValidationError(self.message, code="invalid")
+        return value
 
 
 class StrictChoiceField(serializers.ChoiceField):
@@ -171,7 +180,7 @@ class StrictDateField(serializers.Field):
     default_error_messages = {"invalid": "Must be a date written YYYY-MM-DD."}
 
     def to_internal_value(self, data):
-        if not isinstance(data, str) or not DATE_RE.match(data):
+        if not isinstance(data, str) or not DATE_RE.fullmatch(data):
             self.fail("invalid")
         try:
             return dt.date.fromisoformat(data)
@@ -208,7 +217,7 @@ class StrictUriField(StrictCharField):
 
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if not URI_RE.match(value):
+        if not URI_RE.fullmatch(value):
             self.fail("invalid_uri")
         return value
 

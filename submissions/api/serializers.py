@@ -49,7 +49,7 @@ def city_slug_field() -> StrictRegexField:
 
 
 def _date(value) -> dt.date | None:
-    if isinstance(value, str) and DATE_RE.match(value):
+    if isinstance(value, str) and DATE_RE.fullmatch(value):
         try:
             return dt.date.fromisoformat(value)
         except ValueError:

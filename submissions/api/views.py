@@ -186,7 +186,7 @@ def documented(
 class DealWriteApi(WriteApi):
     def path_issues(self, kwargs) -> list[Issue]:
         value = kwargs.get("id", "")
-        if not PATH_ID_RE.match(value) or int(value) < 1:
+        if not PATH_ID_RE.fullmatch(value) or int(value) < 1:
             return [Issue("id", "Must be an integer greater than 0.")]
         return []
 

@@ -58,6 +58,7 @@ SUBMISSION_CASES = [
     ("city", "-sao", "city"),
     ("city", "sao-", "city"),
     ("city", "sao paulo", "city"),
+    ("city", "sao-paulo\n", "city"),  # a pattern matches the whole string, "$" no newline
     ("city", "", "city"),
     ("city", 5, "city"),
     ("city", None, "city"),
@@ -148,11 +149,15 @@ SUBMISSION_CASES = [
     ("schedules", [{**SCHEDULE, "end": "24:01"}], "schedules.0.end"),
     ("schedules", [{**SCHEDULE, "end": "25:00"}], "schedules.0.end"),
     ("schedules", [{**SCHEDULE, "end": "20:00:00"}], "schedules.0.end"),
+    ("schedules", [{**SCHEDULE, "start": "12:00\n"}], "schedules.0.start"),
+    ("schedules", [{**SCHEDULE, "end": "24:00\n"}], "schedules.0.end"),
+    ("schedules", [{**SCHEDULE, "days": [1.0, 2]}], OK),  # stored as [1, 2]
     # dates
     ("valid_from", "2026-01-31", OK),
     ("valid_from", "2026-02-30", "valid_from"),
     ("valid_from", "2026-1-5", "valid_from"),
     ("valid_from", "20260105", "valid_from"),
+    ("valid_from", "2026-01-05\n", "valid_from"),
     ("valid_from", "2026-01-05T00:00:00", "valid_from"),
     ("valid_from", 20260105, "valid_from"),
     ("valid_until", "2026-12-31", OK),
@@ -187,6 +192,7 @@ SUBMISSION_CASES = [
     ("link", "https://example.com/" + s(481), "link"),
     ("link", "not a uri", "link"),
     ("link", "example.com", "link"),
+    ("link", "https://example.com/\n", "link"),
     ("link", "", "link"),
     ("notes", s(500), OK),
     ("notes", s(501), "notes"),
@@ -250,6 +256,7 @@ NEW_VENUE_CASES = [
     ("instagram", "Bar", "instagram"),
     ("instagram", "bar-do-ze", "instagram"),
     ("instagram", "@bar", "instagram"),
+    ("instagram", "bar\n", "instagram"),
     ("opening_hours", s(255), OK),
     ("opening_hours", s(256), "opening_hours"),
     ("extra", 1, "extra"),
@@ -330,6 +337,7 @@ MENU_PHOTO_CASES = [
     ("ref", "abcdefghij_-012", "ref"),
     ("ref", "abcdefghij_-01234", "ref"),
     ("ref", "abcdefghij_-012!", "ref"),
+    ("ref", "abcdefghij_-0123\n", "ref"),
     ("consent", True, OK),
     *common_turnstile_cases(),
 ]
@@ -590,7 +598,7 @@ def test_report_bounds(api, world, writes_open, path, value, expected):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("deal_id", ["0", "-1", "abc", "1.5", "01x", "%20"])
+@pytest.mark.parametrize("deal_id", ["0", "-1", "abc", "1.5", "01x", "%20", "1%0A"])
 @pytest.mark.parametrize("action", ["confirm", "dispute"])
 def test_malformed_deal_id_is_400(api, world, writes_open, deal_id, action):
     response = api.post(f"/api/v1/deals/{deal_id}/{action}", {"turnstile": "tok"})
