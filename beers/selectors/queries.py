@@ -68,10 +68,9 @@ class _Reader:
         self.issues: list[Issue] = []
 
     def _raw(self, name: str):
-        value = self.params.get(name)
-        if isinstance(value, list | tuple):  # QueryDict.lists(): the last value wins
-            value = value[-1] if value else None
-        return value
+        # A QueryDict gives the last of repeated parameters; a list (an MCP argument) is not
+        # a value of any of our types, so each reader below refuses it.
+        return self.params.get(name)
 
     def bad(self, name: str, message: str) -> None:
         self.issues.append(Issue(name, message))

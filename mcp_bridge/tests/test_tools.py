@@ -284,6 +284,12 @@ def test_catalog_lists_cities_brands_and_formats_other_tools_accept(live):
         ("price_index", {"city": "sao-paulo", "month": "2026-13"}, ["month", "YYYY-MM"]),
         ("price_per_litre", {"price_brl": 0, "volume_ml": 600}, ["price_brl", "greater than 0"]),
         ("price_per_litre", {"price_brl": 10, "volume_ml": 600, "units": 51}, ["units", "1 to 50"]),
+        # a list is no value of any argument's type (not "the last item wins")
+        ("search_deals", {"city": ["nope", "sao-paulo"]}, ["city", "city slug"]),
+        ("search_deals", {"city": "sao-paulo", "limit": [999, 1]}, ["limit", "from 1 to 50"]),
+        ("search_deals", {"city": "sao-paulo", "lang": ["en"]}, ["lang", "pt-BR, en"]),
+        ("price_per_litre", {"price_brl": [1, 2], "volume_ml": 600}, ["price_brl", "number"]),
+        ("price_index", {"city": "sao-paulo", "month": "2026-10\n"}, ["month", "YYYY-MM"]),
     ],
 )
 def test_bad_arguments_are_tool_errors_naming_the_argument(live, name, arguments, words):
