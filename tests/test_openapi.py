@@ -23,6 +23,8 @@ def test_openapi_document_is_valid_3_1(client, db):
     schemas = document["components"]["schemas"]
     for name in ("DealsResponse", "CheapestResponse"):  # interface.md: at most 50
         assert schemas[name]["properties"]["deals"]["maxItems"] == 50, name
+    # a bar's answer holds every price it has in the rankings: no bound
+    assert "maxItems" not in schemas["VenueResponse"]["properties"]["deals"]
 
 
 def test_openapi_has_the_static_files_and_the_optout_page(client, db):

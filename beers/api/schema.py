@@ -74,7 +74,7 @@ class DealsResponse(serializers.Serializer):
     city_url = serializers.CharField()
     as_of = serializers.DateTimeField()
     count = serializers.IntegerField()
-    deals = PublicDeal(many=True, max_length=MAX_DEALS)
+    deals = PublicDeal(many=True)
     source = serializers.CharField()
 
 
@@ -239,13 +239,14 @@ def read_responses(ok) -> dict:
     }
 
 
+BOUNDED_DEAL_LISTS = ("DealsResponse", "CheapestResponse")  # not VenueResponse: every price
+
+
 def bound_deal_lists(result, generator, request, public):
-    """drf-spectacular hook: every array of PublicDeal holds at most MAX_DEALS items
-    (spectacular leaves a list serializer's max_length out of the schema)."""
-    for schema in result.get("components", {}).get("schemas", {}).values():
-        for prop in schema.get("properties", {}).values():
-            if prop.get("type") == "array" and prop.get("items", {}).get("$ref", "").endswith(
-                "/PublicDeal"
-            ):
-                prop["maxItems"] = MAX_DEALS
+    """drf-spectacular hook: search and cheapest answers hold at most MAX_DEALS prices
+    (spectacular leaves a list serializer's max_length out of the schema). A bar's answer
+    holds every price it has in the rankings, so its list has no bound."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name in BOUNDED_DEAL_LISTS:
+        schemas[name]["properties"]["deals"]["maxItems"] = MAX_DEALS
     return result
