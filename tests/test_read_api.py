@@ -326,6 +326,28 @@ def test_the_accept_header_never_turns_an_answer_into_a_406(client, bar, formats
     assert write.json()["error"] in ("invalid_request", "unavailable")
 
 
+@pytest.mark.parametrize("lang, accept", [("en", ""), ("pt-BR", "en"), (None, "en")])
+def test_content_language_is_the_answers_lang_not_accept_language(
+    client, bar, formats, lang, accept
+):
+    make_deals(bar, formats, 1)
+    params = {"lang": lang} if lang else {}
+    for path in ("/api/v1/search", "/api/v1/cheapest"):
+        response = client.get(path, {"city": "sao-paulo", **params}, HTTP_ACCEPT_LANGUAGE=accept)
+        assert response["Content-Language"] == (lang or "pt-BR"), path
+    response = client.get(f"/api/v1/venues/{bar.id}", params, HTTP_ACCEPT_LANGUAGE=accept)
+    assert response["Content-Language"] == (lang or "pt-BR")
+
+
+def test_browsers_may_read_retry_after(client, city, settings):
+    settings.READ_RATE_LIMIT = "1/hour"
+    origin = {"HTTP_ORIGIN": "https://app.example"}
+    client.get("/api/v1/search", {"city": "sao-paulo"}, **origin)
+    limited = client.get("/api/v1/search", {"city": "sao-paulo"}, **origin)
+    assert limited.status_code == 429 and limited["Retry-After"]
+    assert "retry-after" in limited["Access-Control-Expose-Headers"].lower()
+
+
 @pytest.mark.parametrize("n", [3, 40])
 def test_each_endpoint_runs_a_constant_number_of_queries(
     client, bar, formats, n, django_assert_num_queries

@@ -49,7 +49,11 @@ class LiveReadApi(APIView):
         enforce_rate(request, self.rate_group, read_limit())
         ensure_live()
 
-    def cached(self, key_parts: tuple, compute: Callable[[], Answer]) -> HttpResponse:
-        """Serve from the shared cache, or compute the answer and keep it while it holds."""
+    def cached(self, key_parts: tuple, compute: Callable[[], Answer], *, lang: str) -> HttpResponse:
+        """Serve from the shared cache, or compute the answer and keep it while it holds.
+        Content-Language is the answer's `lang` (LocaleMiddleware would name the language
+        of Accept-Language, which the answer does not follow)."""
         answer = answer_cached(key_parts, compute)
-        return json_response(answer.body, max_age=answer.max_age)
+        response = json_response(answer.body, max_age=answer.max_age)
+        response["Content-Language"] = lang
+        return response
