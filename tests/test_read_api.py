@@ -453,6 +453,9 @@ def test_operator_switch_degrades_live_reads(client, bar, formats):
         assert body["error"] == "degraded" and body["datasets"] == "/api/v1/index.json"
         assert body["message"]
     assert client.get("/api/v1/status").json()["db"] is False
+    # a method the endpoint lacks is still a 405, not the degraded answer
+    wrong = client.post("/api/v1/search?city=sao-paulo")
+    assert wrong.status_code == 405 and wrong.json()["error"] == "method_not_allowed"
     degraded.switch_off()
     assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 200
 

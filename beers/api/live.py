@@ -46,6 +46,8 @@ class LiveReadApi(APIView):
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
+        if request.method.lower() not in ("get", "head"):
+            return  # 405 (or OPTIONS' answer) whatever the mode: no read happens
         enforce_rate(request, self.rate_group, read_limit())
         ensure_live()
 
