@@ -140,6 +140,16 @@ def export_child(directory: str) -> int:
     return 0
 
 
+def best_of_three(run) -> float:
+    """Seconds of the fastest of three runs (the yardstick at its best: a fair comparison)."""
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t)
+    return round(min(times), 2)
+
+
 def run_size(rows: int, *, keep: bool, with_import: bool) -> dict:
     t = time.perf_counter()
     with transaction.atomic():
@@ -153,19 +163,11 @@ def run_size(rows: int, *, keep: bool, with_import: bool) -> dict:
     out = {"prices": rows, "seed_seconds": round(time.perf_counter() - t, 1)}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            copy_times = []
-            for _ in range(3):
-                t = time.perf_counter()
-                copy_deals(city, Path(tmp) / "copy.csv")
-                copy_times.append(time.perf_counter() - t)
-            out["copy_seconds"] = round(min(copy_times), 2)
+            out["copy_seconds"] = best_of_three(lambda: copy_deals(city, Path(tmp) / "copy.csv"))
             # A second yardstick: COPY of every column the deals files read, unformatted.
-            wide_times = []
-            for _ in range(3):
-                t = time.perf_counter()
-                copy_read_columns(city, Path(tmp) / "copy-wide.csv")
-                wide_times.append(time.perf_counter() - t)
-            out["copy_read_columns_seconds"] = round(min(wide_times), 2)
+            out["copy_read_columns_seconds"] = best_of_three(
+                lambda: copy_read_columns(city, Path(tmp) / "copy-wide.csv")
+            )
             child = subprocess.run(
                 [sys.executable, "-m", "bench.export_bench", "--child", str(Path(tmp) / "tree")],
                 cwd=Path(__file__).resolve().parents[1],
