@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.text import slugify
 
 from .models import (
     VENUE_ATTRIBUTES,
@@ -39,6 +38,7 @@ from .models import (
     VenueStatus,
 )
 from .services import deal_create, venue_create
+from .text import slug_of
 
 DEMO_SEED = 20261123
 
@@ -421,7 +421,7 @@ def demo_plan(seed: int = DEMO_SEED) -> DemoPlan:
 def _venue_spec(
     rng: random.Random, city: CitySpec, hood: HoodSpec, name: str, kind: str
 ) -> VenueSpec:
-    slug = slugify(name)
+    slug = slug_of(name, 120)
     # Keep bars off the edges so the boundary, not rounding, decides the bairro.
     lat = hood.lat + rng.uniform(-0.8, 0.8) * hood.half_lat
     lng = hood.lng + rng.uniform(-0.8, 0.8) * hood.half_lng

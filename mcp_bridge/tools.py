@@ -236,7 +236,7 @@ def search_deals(
             {
                 "type": "integer",
                 "minimum": 1,
-                "maximum": 50,
+                "maximum": queries.MAX_DEALS,
                 "default": 20,
                 "description": "how many prices to return",
             }
@@ -312,7 +312,7 @@ def cheapest_now(
             {
                 "type": "integer",
                 "minimum": 1,
-                "maximum": 50,
+                "maximum": queries.MAX_DEALS,
                 "default": 10,
                 "description": "how many prices to return",
             }

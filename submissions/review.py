@@ -40,7 +40,7 @@ from .models import (
     Report,
     ReviewState,
 )
-from .services import json_canonical, price_cents, reais_to_cents
+from .services import price_cents, reais_to_cents
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def _verified_at(city: City, payload: dict) -> dt.datetime:
 
 def submission_new_venue(submission: PriceSubmission) -> dict | None:
     """The new bar a submission proposes (NewVenue), or None when it names a listed bar."""
-    return json_canonical(submission.payload).get("venue", {}).get("new")
+    return submission.payload.get("venue", {}).get("new")
 
 
 def submission_twins(submission: PriceSubmission) -> list[Venue]:
@@ -144,7 +144,7 @@ def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
 
 
 def _venue_for(submission: PriceSubmission, venue_id: int | None, create_venue: bool) -> Venue:
-    payload = json_canonical(submission.payload)  # stored before integers were canonical
+    payload = submission.payload
     if venue_id is not None:
         venue = Venue.objects.filter(pk=venue_id, city_id=submission.city_id).first()
         if venue is None:
@@ -196,7 +196,7 @@ def submission_approve(
     credited. A new bar that looks like a listed one raises TwinsFound unless the moderator
     chose a bar (`venue_id`) or confirmed a new one (`create_venue`)."""
     submission = _lock_pending(PriceSubmission, submission_id)
-    payload = json_canonical(submission.payload)  # stored before integers were canonical
+    payload = submission.payload
     venue = _venue_for(submission, venue_id, create_venue)
     beer, brand = beer_for_name(payload.get("beer"))
     deal = deal_create(
@@ -257,7 +257,7 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         raise ReviewError(_("Só dá para mesclar com um preço da mesma cidade e formato."))
     if submission.venue_id is not None and deal.venue_id != submission.venue_id:
         raise ReviewError(_("Só dá para mesclar com um preço do mesmo bar."))
-    payload = json_canonical(submission.payload)  # stored before integers were canonical
+    payload = submission.payload
     changed = [name for name in MERGED_FIELDS if name in payload]
     for name in changed:
         setattr(deal, name, payload[name])

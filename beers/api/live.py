@@ -51,11 +51,11 @@ class LiveReadApi(APIView):
         enforce_rate(request, self.rate_group, read_limit())
         ensure_live()
 
-    def cached(self, key_parts: tuple, compute: Callable[[], Answer], *, lang: str) -> HttpResponse:
+    def cached(self, name: str, query, compute: Callable[[], Answer]) -> HttpResponse:
         """Serve from the shared cache, or compute the answer and keep it while it holds.
-        Content-Language is the answer's `lang` (LocaleMiddleware would name the language
+        Content-Language is the query's `lang` (LocaleMiddleware would name the language
         of Accept-Language, which the answer does not follow)."""
-        answer = answer_cached(key_parts, compute)
+        answer = answer_cached((name, query), compute)
         response = json_response(answer.body, max_age=answer.max_age)
-        response["Content-Language"] = lang
+        response["Content-Language"] = query.lang
         return response

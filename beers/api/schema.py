@@ -188,7 +188,7 @@ SEARCH_PARAMETERS = [
         exclusive_minimum=True,
         maximum=1000,
     ),
-    _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=50, default=20),
+    _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=MAX_DEALS, default=20),
     LANG,
 ]
 CHEAPEST_PARAMETERS = [
@@ -211,7 +211,7 @@ CHEAPEST_PARAMETERS = [
         default=2000,
     ),
     FORMAT,
-    _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=50, default=10),
+    _q("limit", OpenApiTypes.INT, "how many prices", minimum=1, maximum=MAX_DEALS, default=10),
     LANG,
 ]
 VENUE_PARAMETERS = [

@@ -46,7 +46,7 @@ class SearchApi(LiveReadApi):
     )
     def get(self, request):
         query = queries.parse_search(request.query_params)
-        return self.cached(("search", query), lambda: ranking.search(query), lang=query.lang)
+        return self.cached("search", query, lambda: ranking.search(query))
 
 
 class CheapestApi(LiveReadApi):
@@ -58,7 +58,7 @@ class CheapestApi(LiveReadApi):
     )
     def get(self, request):
         query = queries.parse_cheapest(request.query_params)
-        return self.cached(("cheapest", query), lambda: ranking.cheapest(query), lang=query.lang)
+        return self.cached("cheapest", query, lambda: ranking.cheapest(query))
 
 
 class VenueApi(LiveReadApi):
@@ -70,4 +70,4 @@ class VenueApi(LiveReadApi):
     )
     def get(self, request, id: str):  # noqa: A002 - the interface's name for the path part
         query = queries.parse_venue(id, request.query_params)
-        return self.cached(("venue", query), lambda: ranking.venue_detail(query), lang=query.lang)
+        return self.cached("venue", query, lambda: ranking.venue_detail(query))

@@ -11,6 +11,7 @@ import io
 import math
 import re
 
+from django.core.exceptions import ValidationError
 from django.core.validators import EmailValidator, RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from PIL import Image, UnidentifiedImageError
@@ -71,6 +72,15 @@ class StrictCharField(serializers.CharField):
         return serializers.Field.run_validation(self, data)
 
 
+class WholeValueRegexValidator(RegexValidator):
+    """The pattern matches the whole value, as JSON Schema's `pattern` means: RegexValidator
+    searches, and `$` also matches before a final newline ("12:00\n")."""
+
+    def __call__(self, value):
+        if not self.regex.fullmatch(str(value)):
+            raise ValidationError(self.message, code=self.code, params={"value": value})
+
+
 class StrictRegexField(StrictCharField):
     """A string matching a pattern (anchored, as in the OpenAPI description)."""
 
@@ -78,17 +88,8 @@ class StrictRegexField(StrictCharField):
         kwargs.setdefault("allow_blank", False)
         super().__init__(**kwargs)
         self.regex = re.compile(regex)
-        self.message = message
         # drf-spectacular reads the pattern from the RegexValidator.
-        self.validators.append(RegexValidator(self.regex, message=message))
-
-    def to_internal_value(self, data):
-        value = super().to_internal_value(data)
-        # The whole string, as JSON Schema's pattern means: RegexValidator searches, and `$`
-        # also matches before a final newline ("12:00\n").
-        if not self.regex.fullmatch(value):
-            raise serializers.ValidationError(self.message, code="invalid")
-        return value
+        self.validators.append(WholeValueRegexValidator(self.regex, message=message))
 
 
 class StrictChoiceField(serializers.ChoiceField):

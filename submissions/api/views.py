@@ -107,6 +107,10 @@ def _encodable(value) -> bool:
 
 # The common steps; subclasses name the endpoint, the body and the service. (A comment: a
 # docstring would become every operation's description.)
+class _NotADuplicate(Exception):
+    """Undoes a write made over the daily cap only to learn whether it was a duplicate."""
+
+
 class WriteApi(APIView):
     endpoint: str = ""
     serializer_class: type = SubmissionSerializer
@@ -126,9 +130,10 @@ class WriteApi(APIView):
             with transaction.atomic():
                 if self.perform(**given) == services.DUPLICATE:
                     return services.DUPLICATE
-                raise refusal  # rolls back what the service stored
-        except ApplicationError as exc:  # an unknown city or price too: the cap answers
-            raise refusal from exc
+                raise _NotADuplicate  # rolls back what the service stored
+        except (_NotADuplicate, ApplicationError):  # an unknown city or price too: the cap
+            pass
+        raise refusal
 
     def post(self, request, **kwargs):
         writes_open_or_raise()

@@ -790,3 +790,22 @@ def test_the_disputed_queue_loads_suggested_prices_for_the_whole_page_at_once(mo
     many, page = queries_for_listing()
     assert "R$ 10,06, R$ 11,06" in page
     assert many == few
+
+
+def test_migration_gives_older_payloads_their_integers(world, api, writes_open):
+    import importlib
+
+    from django.apps import apps
+
+    sub = submit(api, world, schedules=[{"days": [1, 2], "start": "17:00", "end": "20:00"}])
+    older = {
+        **sub.payload,
+        "units": 2.0,
+        "schedules": [{**sub.payload["schedules"][0], "days": [1.0, 2]}],
+    }
+    PriceSubmission.objects.filter(pk=sub.pk).update(payload=older)  # as stored before
+    migration = importlib.import_module("submissions.migrations.0003_canonical_payloads")
+    migration.canonical_payloads(apps, None)
+    sub.refresh_from_db()
+    assert sub.payload["schedules"][0]["days"] == [1, 2] and type(sub.payload["units"]) is int
+    assert all(type(d) is int for d in sub.payload["schedules"][0]["days"])
