@@ -32,10 +32,13 @@ DATASETS_INDEX = "/api/v1/index.json"
 
 @dataclass(frozen=True)
 class CachedAnswer:
-    """An answer's JSON bytes and how many more seconds it stays true."""
+    """An answer's JSON bytes, how long it stays true from when it was computed (`max_age`)
+    and how old it is (`age`): HTTP's `max-age` and `Age`, so a cache hit states the answer's
+    whole lifetime (10 minutes, or less before a date or schedule edge) and its age."""
 
     body: bytes
     max_age: int
+    age: int = 0
 
 
 def degraded_error(retry_after: int, message: str) -> ApplicationError:
@@ -57,11 +60,13 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
 
     A database that does not answer becomes the degraded 503 (the static datasets still work).
     """
-    key = "live:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
+    key = "live:v2:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
     hit = _cache_get(key)
-    if hit is not None and hit[1] > now:
-        return CachedAnswer(hit[0], int(hit[1] - now))
+    if hit is not None:
+        body, computed_at, ttl = hit
+        if computed_at + ttl > now:
+            return CachedAnswer(body, ttl, int(now - computed_at))
     try:
         answer = compute()
     except (DatabaseError, PoolTimeout) as exc:
@@ -72,7 +77,7 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     body = orjson.dumps(answer.data)
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))
     if ttl >= 1:
-        _cache_set(key, (body, now + ttl), ttl)
+        _cache_set(key, (body, now, ttl), ttl)
     return CachedAnswer(body, max(ttl, 0))
 
 

@@ -256,7 +256,7 @@ CORS_ALLOW_CREDENTIALS = False
 # preflight must allow them, or the browser never sends the request.
 CORS_ALLOW_HEADERS = (*default_headers, "if-none-match", "if-modified-since")
 # Browsers hide Retry-After (429, 503) from scripts unless it is exposed.
-CORS_EXPOSE_HEADERS = ["Retry-After"]
+CORS_EXPOSE_HEADERS = ["Retry-After", "Age"]
 
 READ_RATE_LIMIT = env.str("READ_RATE_LIMIT", default="120/min")
 WRITE_RATE_LIMIT = env.str("WRITE_RATE_LIMIT", default="10/min")

@@ -8,7 +8,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
-from beers import degraded
+from beers import answers, degraded
 from beers.clients import address_hash
 from beers.models import Beer, Brand, City, Deal
 from beers.selectors import cities, names
@@ -377,6 +377,28 @@ def test_answers_are_cached_with_cache_control(client, bar, formats, django_asse
     with django_assert_num_queries(0):
         again = client.get("/api/v1/search", {"city": "sao-paulo"})
     assert again.content == first.content
+
+
+def test_a_cache_hit_states_the_whole_lifetime_and_its_age(client, bar, formats, monkeypatch):
+    """10 to 15 minutes (interface.md) is the answer's lifetime: a hit keeps `max-age` and
+    says how old it is in `Age`, as HTTP caches do."""
+    make_deals(bar, formats, 2)
+    first = client.get("/api/v1/search", {"city": "sao-paulo"})
+    max_age = int(first["Cache-Control"].split("=")[1])
+    assert "Age" not in first
+    if max_age < 4:
+        pytest.skip("seconds before the city's midnight: the answer lives too short")
+    later = min(125, max_age // 2)
+    computed = time.time()
+    monkeypatch.setattr(answers.time, "time", lambda: computed + later)
+    again = client.get("/api/v1/search", {"city": "sao-paulo"})
+    assert again.content == first.content
+    assert again["Cache-Control"] == f"public, max-age={max_age}"
+    assert int(again["Age"]) in (later - 1, later)
+    # past its lifetime the answer is computed again, and new
+    monkeypatch.setattr(answers.time, "time", lambda: computed + max_age + 1)
+    fresh = client.get("/api/v1/search", {"city": "sao-paulo"})
+    assert "Age" not in fresh
 
 
 def test_open_cors_on_the_api(client, bar, formats):

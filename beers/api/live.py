@@ -57,5 +57,7 @@ class LiveReadApi(APIView):
         of Accept-Language, which the answer does not follow)."""
         answer = answer_cached((name, query), compute)
         response = json_response(answer.body, max_age=answer.max_age)
+        if answer.age:
+            response["Age"] = str(answer.age)
         response["Content-Language"] = query.lang
         return response
