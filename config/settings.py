@@ -241,6 +241,7 @@ SPECTACULAR_SETTINGS = {
         "datasets.openapi.add_dataset_paths",
         "outreach.openapi.add_optout_paths",
         "beers.api.schema.bound_deal_lists",
+        "beers.api.schema.request_body_names",
     ],
     # The same choice sets appear in answers and in write bodies: one name each.
     "ENUM_NAME_OVERRIDES": {

@@ -1,6 +1,8 @@
 """The opt-out page in the OpenAPI description: a plain Django view (outreach.views.optout),
 added by a drf-spectacular postprocessing hook."""
 
+from .tokens import TOKEN_RE
+
 _HTML = {"text/html": {"schema": {"type": "string"}}}
 _TOO_MANY = {
     "description": "too many requests (rate_limited)",
@@ -12,7 +14,7 @@ _TOKEN = {
     "in": "path",
     "required": True,
     "description": "from the e-mail; unknown, invalid and used tokens get the same answer",
-    "schema": {"type": "string"},
+    "schema": {"type": "string", "pattern": TOKEN_RE.pattern.replace("(", "").replace(")", "")},
 }
 
 

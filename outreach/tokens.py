@@ -11,7 +11,7 @@ import re
 
 from django.conf import settings
 
-TOKEN_RE = re.compile(r"^(\d{1,9})\.([A-Za-z0-9_-]{43})$")
+TOKEN_RE = re.compile(r"^([0-9]{1,9})\.([A-Za-z0-9_-]{43})$")
 MAX_LEAD_ID = 999_999_999
 
 

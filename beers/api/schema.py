@@ -250,3 +250,64 @@ def bound_deal_lists(result, generator, request, public):
     for name in BOUNDED_DEAL_LISTS:
         schemas[name]["properties"]["deals"]["maxItems"] = MAX_DEALS
     return result
+
+
+REF = "#/components/schemas/"
+
+
+def _refs(node) -> set[str]:
+    """Names of the components a part of the description refers to."""
+    if isinstance(node, dict):
+        found = set()
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith(REF):
+                found.add(value[len(REF) :])
+            else:
+                found |= _refs(value)
+        return found
+    if isinstance(node, list):
+        return set().union(*map(_refs, node)) if node else set()
+    return set()
+
+
+def _renamed(node, names: dict[str, str]):
+    if isinstance(node, dict):
+        return {
+            key: (
+                REF + names.get(value[len(REF) :], value[len(REF) :])
+                if key == "$ref" and isinstance(value, str) and value.startswith(REF)
+                else _renamed(value, names)
+            )
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_renamed(item, names) for item in node]
+    return node
+
+
+def request_body_names(result, generator, request, public):
+    """drf-spectacular hook: the write bodies keep interface.md's names (`Submission`,
+    `CityRequest`, …). COMPONENT_SPLIT_REQUEST, which gives request bodies their own
+    components (with `minLength` on required text), names them `SubmissionRequest`,
+    `CityRequestRequest`; the suffix goes where the plain name is free."""
+    schemas = result.get("components", {}).get("schemas", {})
+    bodies = set()
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                bodies |= _refs(operation["requestBody"])
+    seen: set[str] = set()
+    while bodies - seen:  # and the components those bodies hold
+        name = (bodies - seen).pop()
+        seen.add(name)
+        bodies |= _refs(schemas.get(name, {}))
+    names = {
+        name: name.removesuffix("Request")
+        for name in seen
+        if name.endswith("Request") and name.removesuffix("Request") not in schemas
+    }
+    result = _renamed(result, names)
+    result["components"]["schemas"] = {
+        names.get(name, name): schema for name, schema in result["components"]["schemas"].items()
+    }
+    return result

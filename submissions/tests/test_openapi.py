@@ -6,13 +6,13 @@ import pytest
 from openapi_spec_validator import validate
 
 WRITES = {
-    "/api/v1/submissions": ("SubmissionRequest", {202, 400, 403, 413, 422, 429, 503}),
-    "/api/v1/city-requests": ("CityRequestRequest", {202, 400, 403, 413, 429, 503}),
-    "/api/v1/bar-owners": ("BarOwnerRequestRequest", {202, 400, 403, 413, 422, 429, 503}),
-    "/api/v1/menu-photos": ("MenuPhotoUploadRequest", {202, 400, 403, 413, 422, 429, 503}),
-    "/api/v1/deals/{id}/confirm": ("DealConfirmRequest", {202, 400, 403, 404, 413, 429, 503}),
-    "/api/v1/deals/{id}/dispute": ("DealDisputeRequest", {202, 400, 403, 404, 413, 429, 503}),
-    "/api/v1/reports": ("ReportRequest", {202, 400, 403, 413, 422, 429, 503}),
+    "/api/v1/submissions": ("Submission", {202, 400, 403, 413, 422, 429, 503}),
+    "/api/v1/city-requests": ("CityRequest", {202, 400, 403, 413, 429, 503}),
+    "/api/v1/bar-owners": ("BarOwnerRequest", {202, 400, 403, 413, 422, 429, 503}),
+    "/api/v1/menu-photos": ("MenuPhotoUpload", {202, 400, 403, 413, 422, 429, 503}),
+    "/api/v1/deals/{id}/confirm": ("DealConfirm", {202, 400, 403, 404, 413, 429, 503}),
+    "/api/v1/deals/{id}/dispute": ("DealDispute", {202, 400, 403, 404, 413, 429, 503}),
+    "/api/v1/reports": ("Report", {202, 400, 403, 413, 422, 429, 503}),
 }
 
 
@@ -28,6 +28,19 @@ def openapi():
 def test_description_is_valid_openapi_3_1(openapi):
     assert openapi["openapi"].startswith("3.1")
     validate(openapi)
+
+
+def test_write_bodies_carry_the_interfaces_names(openapi):
+    """interface.md names the bodies Submission, CityRequest, …: no `Request` suffix added."""
+    schemas = openapi["components"]["schemas"]
+    assert {body for body, _ in WRITES.values()} | {"NewVenue", "ScheduleDraft"} <= set(schemas)
+    assert not [name for name in schemas if name.endswith("RequestRequest")]
+    assert [name for name in schemas if name.endswith("Request")] == [
+        "BarOwnerRequest",
+        "CityRequest",
+    ]
+    # required text keeps the request-only minLength the split components carry
+    assert schemas["Submission"]["properties"]["city"]["minLength"] == 1
 
 
 @pytest.mark.parametrize("path", WRITES)
@@ -47,24 +60,24 @@ def test_every_write_is_documented_with_its_answers(openapi, path):
 def test_bodies_refuse_other_keys_at_every_level(openapi):
     schemas = openapi["components"]["schemas"]
     for name in (
-        "SubmissionRequest",
-        "NewVenueRequest",
-        "ScheduleDraftRequest",
-        "VenueIdRequest",
-        "VenueNewRequest",
-        "CityRequestRequest",
-        "BarOwnerRequestRequest",
-        "MenuPhotoUploadRequest",
-        "DealConfirmRequest",
-        "DealDisputeRequest",
-        "ReportRequest",
+        "Submission",
+        "NewVenue",
+        "ScheduleDraft",
+        "VenueId",
+        "VenueNew",
+        "CityRequest",
+        "BarOwnerRequest",
+        "MenuPhotoUpload",
+        "DealConfirm",
+        "DealDispute",
+        "Report",
     ):
         assert schemas[name]["additionalProperties"] is False, name
 
 
 def test_bounds_are_in_the_description(openapi):
     schemas = openapi["components"]["schemas"]
-    sub = schemas["SubmissionRequest"]["properties"]
+    sub = schemas["Submission"]["properties"]
     assert sub["price"] == {
         "type": "number",
         "exclusiveMinimum": 0,
@@ -75,16 +88,16 @@ def test_bounds_are_in_the_description(openapi):
     assert sub["schedules"]["maxItems"] == 14
     assert sub["beer"]["type"] == ["string", "null"]
     assert sub["city"]["pattern"] == "^[a-z0-9]+(-[a-z0-9]+)*$"
-    assert schemas["VenueRefRequest"]["oneOf"] == [
-        {"$ref": "#/components/schemas/VenueIdRequest"},
-        {"$ref": "#/components/schemas/VenueNewRequest"},
+    assert schemas["VenueRef"]["oneOf"] == [
+        {"$ref": "#/components/schemas/VenueId"},
+        {"$ref": "#/components/schemas/VenueNew"},
     ]
-    days = schemas["ScheduleDraftRequest"]["properties"]["days"]
+    days = schemas["ScheduleDraft"]["properties"]["days"]
     assert (days["minItems"], days["maxItems"]) == (1, 7)
     assert (days["items"]["minimum"], days["items"]["maximum"]) == (0, 6)
-    images = schemas["MenuPhotoUploadRequest"]["properties"]["images"]
+    images = schemas["MenuPhotoUpload"]["properties"]["images"]
     assert (images["minItems"], images["maxItems"], images["items"]["maxLength"]) == (1, 3, 700000)
-    consent = schemas["BarOwnerRequestRequest"]["properties"]["consent"]
+    consent = schemas["BarOwnerRequest"]["properties"]["consent"]
     ref = consent["allOf"][0]["$ref"].rsplit("/", 1)[1]
     assert schemas[ref]["enum"] == [True]
     params = openapi["paths"]["/api/v1/deals/{id}/confirm"]["post"]["parameters"]
