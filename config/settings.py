@@ -260,7 +260,8 @@ CORS_ALLOW_HEADERS = (*default_headers, "if-none-match", "if-modified-since")
 CORS_EXPOSE_HEADERS = ["Retry-After", "Age"]
 
 READ_RATE_LIMIT = env.str("READ_RATE_LIMIT", default="120/min")
-WRITE_RATE_LIMIT = env.str("WRITE_RATE_LIMIT", default="10/min")
+# A flood stop, not a quota: every endpoint's daily cap (decisions.md: 20) fits in one minute.
+WRITE_RATE_LIMIT = env.str("WRITE_RATE_LIMIT", default="240/min")
 WRITE_DAILY_CAP = env.int("WRITE_DAILY_CAP", default=20)
 TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
 TURNSTILE_SECRET_KEY = env.str("TURNSTILE_SECRET_KEY", default="")

@@ -2,6 +2,7 @@
 
 import pytest
 
+from beers.counters import parse_rate
 from beers.degraded import switch_on
 from beers.models import City, Deal, Venue
 from submissions import limits
@@ -440,6 +441,30 @@ def test_daily_cap_per_endpoint_and_address(world, writes_open, endpoint):
     assert JsonClient("192.0.2.11").post(*sends[2]).status_code == 202
     other = "/api/v1/city-requests" if endpoint != "city-requests" else "/api/v1/reports"
     assert api.post(other, bodies(world)[other]).status_code == 202
+
+
+@pytest.mark.django_db
+def test_with_the_shipped_limits_every_endpoints_whole_cap_fits_in_a_minute(world, writes_open):
+    """The burst limit stops floods; it must not answer 429 before the daily cap of
+    decisions.md (20 per endpoint) is used up, even on every endpoint in the same minute."""
+    from config import settings as shipped
+
+    writes_open.WRITE_RATE_LIMIT = shipped.WRITE_RATE_LIMIT
+    writes_open.WRITE_DAILY_CAP = shipped.WRITE_DAILY_CAP
+    assert shipped.WRITE_DAILY_CAP == 20
+    api = JsonClient("192.0.2.20")
+    for endpoint in ("submissions", "city-requests", "reports"):
+        path = path_of(world, endpoint)
+        body = bodies(world)[path]
+        field = {"submissions": "price", "city-requests": "city", "reports": "message"}[endpoint]
+        answers = [
+            api.post(path, {**body, field: 10 + i if field == "price" else f"n{i}"}).status_code
+            for i in range(21)
+        ]
+        assert answers == [202] * 20 + [429], endpoint
+    # The remaining four endpoints' caps would add 80 more in the same minute: still allowed.
+    limit, period = parse_rate(shipped.WRITE_RATE_LIMIT)
+    assert limit * 60 / period >= 7 * (shipped.WRITE_DAILY_CAP + 1)
 
 
 @pytest.mark.django_db
