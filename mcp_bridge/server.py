@@ -137,6 +137,31 @@ async def _too_many_requests(send, retry_after: int) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+async def _only_post(send) -> None:
+    """HTTP 405: stateless and answering in JSON, the server has no stream to open on GET and
+    no session to end on DELETE (the streamable HTTP transport allows 405 for both). The SDK
+    would hold a GET open with an event stream that never carries a message."""
+    body = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32000, "message": "Method not allowed: send JSON-RPC with POST."},
+        }
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 405,
+            "headers": [
+                (b"allow", b"POST"),
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 class McpMount:
     """The ASGI app at /mcp. Each lifespan builds a fresh transport (the SDK's session manager
     runs once per instance), so the same application object can be served again: a reloaded
@@ -156,6 +181,9 @@ class McpMount:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
+            if scope["method"] in ("GET", "HEAD", "DELETE"):
+                await _only_post(send)
+                return
             rate = parse_rate(settings.READ_RATE_LIMIT)
             if rate is not None:
                 allowed, retry_after = await anyio.to_thread.run_sync(_count, scope, rate)

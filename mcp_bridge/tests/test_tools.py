@@ -329,6 +329,16 @@ def test_malformed_json_rpc_gets_json_rpc_errors(live, api):
     assert unknown.json()["error"]["code"] == -32601 and unknown.json()["id"] == 7
 
 
+def test_get_and_delete_are_405_not_a_stream_that_never_ends(live, api):
+    """Stateless JSON answers: nothing could come over a GET stream, and no session ends."""
+    for method in ("GET", "DELETE"):
+        response = api.request(method, "/mcp", headers=HEADERS, timeout=5)
+        assert response.status_code == 405, method
+        assert response.headers["allow"] == "POST"
+        assert response.json()["error"]["code"] == -32000
+    assert _list_tools_over_raw_http(api).status_code == 200
+
+
 def _list_tools_over_raw_http(api, **headers):
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     return api.post("/mcp", json=body, headers={**HEADERS, **headers})
