@@ -1,9 +1,18 @@
 """OpenAPI 3.1 description and a browsable doc page."""
 
 from django.urls import path
+from drf_spectacular.renderers import OpenApiJsonRenderer, OpenApiJsonRenderer2
 from drf_spectacular.views import SpectacularJSONAPIView, SpectacularRedocView
 
+
+class OpenApiJsonView(SpectacularJSONAPIView):
+    """`application/json`, like every body of the interface (spectacular answers with
+    `application/vnd.oai.openapi+json` unless asked otherwise)."""
+
+    renderer_classes = [OpenApiJsonRenderer2, OpenApiJsonRenderer]
+
+
 urlpatterns = [
-    path("openapi.json", SpectacularJSONAPIView.as_view(), name="openapi"),
+    path("openapi.json", OpenApiJsonView.as_view(), name="openapi"),
     path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="api-docs"),
 ]

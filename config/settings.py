@@ -256,8 +256,9 @@ CORS_ALLOW_CREDENTIALS = False
 # A page revalidating a dataset file by hand sends If-None-Match (and If-Modified-Since): the
 # preflight must allow them, or the browser never sends the request.
 CORS_ALLOW_HEADERS = (*default_headers, "if-none-match", "if-modified-since")
-# Browsers hide Retry-After (429, 503) from scripts unless it is exposed.
-CORS_EXPOSE_HEADERS = ["Retry-After", "Age"]
+# Browsers hide these from scripts unless exposed: Retry-After (429, 503), a cached answer's
+# Age, a dataset file's ETag (for If-None-Match); Last-Modified is safelisted already.
+CORS_EXPOSE_HEADERS = ["Retry-After", "Age", "ETag"]
 
 READ_RATE_LIMIT = env.str("READ_RATE_LIMIT", default="120/min")
 # A flood stop, not a quota: every endpoint's daily cap (decisions.md: 20) fits in one minute.

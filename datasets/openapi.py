@@ -8,10 +8,36 @@ from beers.selectors.queries import CITY_SLUG_RE
 
 from .services import CITY_FILES, TOP_FILES
 
+ENVELOPE = "DatasetEnvelope"
+_ENVELOPE_SCHEMA = {
+    "type": "object",
+    "description": "Static dataset envelope (datasets.md names every file's other fields)",
+    "properties": {
+        "updated_at": {
+            "type": "string",
+            "format": "date-time",
+            "description": "when the build read the data",
+        },
+        "license": {"type": "string", "const": "ODbL-1.0"},
+        "attribution": {"type": "string"},
+        "items": {"type": "array", "items": {"type": "object"}},
+    },
+    "required": ["updated_at", "license", "attribution"],
+}
 _TYPES = {
-    ".json": ("application/json", {"type": "object"}),
+    ".json": ("application/json", {"$ref": f"#/components/schemas/{ENVELOPE}"}),
     ".csv": ("text/csv", {"type": "string"}),
-    ".geojson": ("application/geo+json", {"type": "object"}),
+    ".geojson": (
+        "application/geo+json",
+        {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "const": "FeatureCollection"},
+                "features": {"type": "array", "items": {"type": "object"}},
+            },
+            "required": ["type", "features"],
+        },
+    ),
 }
 _HEADERS = {
     "ETag": {"description": "strong validator of the file's bytes", "schema": {"type": "string"}},
@@ -66,26 +92,23 @@ def add_dataset_paths(result, generator, request, public):
                 _content([name]),
             )
         }
-    paths["/api/v1/{city}/{file}"] = {
-        "get": _operation(
-            "getCityDataset",
-            "Static dataset: one file of a city (datasets.md)",
-            _content(CITY_FILES),
-            parameters=(
-                {
-                    "name": "city",
-                    "in": "path",
-                    "required": True,
-                    "description": "city slug",
-                    "schema": {"type": "string", "pattern": CITY_SLUG_RE.pattern},
-                },
-                {
-                    "name": "file",
-                    "in": "path",
-                    "required": True,
-                    "schema": {"type": "string", "enum": list(CITY_FILES)},
-                },
-            ),
-        )
+    city = {
+        "name": "city",
+        "in": "path",
+        "required": True,
+        "description": "city slug",
+        "schema": {"type": "string", "pattern": CITY_SLUG_RE.pattern},
     }
+    for name in CITY_FILES:
+        stem, suffix = name.split(".")
+        words = stem.replace("-", " ").title().replace(" ", "")
+        paths[f"/api/v1/{{city}}/{name}"] = {
+            "get": _operation(
+                f"getCity{words}{suffix.title()}",
+                f"Static dataset: {name} of a city (datasets.md)",
+                _content([name]),
+                parameters=(city,),
+            )
+        }
+    result.setdefault("components", {}).setdefault("schemas", {})[ENVELOPE] = _ENVELOPE_SCHEMA
     return result

@@ -48,7 +48,6 @@ def _headers(response: HttpResponse, info: dict, created_at: int) -> HttpRespons
     response["ETag"] = info["etag"]
     response["Cache-Control"] = CACHE_CONTROL
     response["Last-Modified"] = formatdate(created_at, usegmt=True)
-    response["Access-Control-Expose-Headers"] = "ETag, Last-Modified"
     return response
 
 
@@ -83,7 +82,9 @@ def _dataset_file(request, name: str, city: str | None, retry: bool = True):
         )
     created_at = pointer.get("created_at", 0)
     if _etag_matches(request.headers.get("If-None-Match", ""), info["etag"]):
-        return _headers(HttpResponse(status=304), info, created_at)
+        not_modified = HttpResponse(status=304)
+        del not_modified["Content-Type"]  # a 304 describes the stored file, not an HTML body
+        return _headers(not_modified, info, created_at)
     if request.method == "HEAD":
         response = HttpResponse(content_type=info["content_type"])
         response["Content-Length"] = str(info["size"])

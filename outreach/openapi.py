@@ -18,6 +18,13 @@ _TOKEN = {
 }
 
 
+# RFC 8058: mail clients POST this field, as a form (urlencoded or multipart).
+_ONE_CLICK = {
+    "type": "object",
+    "properties": {"List-Unsubscribe": {"type": "string", "const": "One-Click"}},
+}
+
+
 def add_optout_paths(result, generator, request, public):
     result.setdefault("paths", {})["/api/v1/optout/{token}"] = {
         "get": {
@@ -38,14 +45,8 @@ def add_optout_paths(result, generator, request, public):
             "requestBody": {
                 "required": False,
                 "content": {
-                    "application/x-www-form-urlencoded": {
-                        "schema": {
-                            "type": "object",
-                            "properties": {
-                                "List-Unsubscribe": {"type": "string", "const": "One-Click"}
-                            },
-                        }
-                    }
+                    media: {"schema": _ONE_CLICK}
+                    for media in ("application/x-www-form-urlencoded", "multipart/form-data")
                 },
             },
             "responses": {

@@ -7,13 +7,14 @@ import sys
 import pytest
 from openapi_spec_validator import validate
 
-from datasets.services import datasets_export
+from datasets.services import CITY_FILES, datasets_export
 from tests.conftest import make_deals
 
 
 def test_openapi_document_is_valid_3_1(client, db):
     response = client.get("/api/v1/openapi.json")
     assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"  # every body is JSON
     document = json.loads(response.content)
     validate(document)
     assert document["openapi"] == "3.1.0"
@@ -34,14 +35,23 @@ def test_openapi_has_the_static_files_and_the_optout_page(client, db):
     for name in ("index.json", "cities.json", "catalog.json"):
         responses = paths[f"/api/v1/{name}"]["get"]["responses"]
         assert set(responses) == {"200", "304", "404", "503"}
-    city_file = paths["/api/v1/{city}/{file}"]["get"]
-    assert set(city_file["responses"]["200"]["content"]) == {
-        "application/json",
-        "text/csv",
-        "application/geo+json",
+    envelope = {"$ref": "#/components/schemas/DatasetEnvelope"}
+    assert paths["/api/v1/index.json"]["get"]["responses"]["200"]["content"] == {
+        "application/json": {"schema": envelope}
     }
-    files = next(p for p in city_file["parameters"] if p["name"] == "file")["schema"]["enum"]
-    assert "deals.csv" in files and "neighbourhoods.geojson" in files
+    assert document["components"]["schemas"]["DatasetEnvelope"]["required"] == [
+        "updated_at",
+        "license",
+        "attribution",
+    ]
+    # every file of a city has its own path, as interface.md lists them
+    media = {"json": "application/json", "csv": "text/csv", "geojson": "application/geo+json"}
+    for name in CITY_FILES:
+        operation = paths[f"/api/v1/{{city}}/{name}"]["get"]
+        assert set(operation["responses"]) == {"200", "304", "404", "503"}
+        assert list(operation["responses"]["200"]["content"]) == [media[name.split(".")[1]]]
+        assert [p["name"] for p in operation["parameters"]] == ["city"]
+    assert "/api/v1/{city}/{file}" not in paths
     optout = paths["/api/v1/optout/{token}"]
     assert set(optout) >= {"get", "post"}
     token = optout["get"]["parameters"][0]

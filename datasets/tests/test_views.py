@@ -51,6 +51,8 @@ def test_files_are_served_with_type_cache_cors_and_a_strong_etag(
     assert response["Access-Control-Allow-Origin"] == "*"
     assert response["ETag"] == f'"{hashlib.sha256(body).hexdigest()}"'
     assert response["Content-Length"] == str(len(body))
+    # a browser script can read the ETag (to send If-None-Match)
+    assert "etag" in response["Access-Control-Expose-Headers"].lower()
 
 
 def test_matching_if_none_match_is_304_and_a_stale_one_is_200(client, exported):
@@ -59,6 +61,7 @@ def test_matching_if_none_match_is_304_and_a_stale_one_is_200(client, exported):
     again = client.get("/api/v1/sao-paulo/deals.csv", HTTP_IF_NONE_MATCH=etag)
     assert again.status_code == 304 and again.content == b""
     assert again["ETag"] == etag and again["Cache-Control"] == "public, max-age=300"
+    assert "Content-Type" not in again  # it would relabel the cached CSV as HTML
     listed = client.get("/api/v1/sao-paulo/deals.csv", HTTP_IF_NONE_MATCH=f'"x", W/{etag}')
     assert listed.status_code == 304
     stale = client.get("/api/v1/sao-paulo/deals.csv", HTTP_IF_NONE_MATCH='"other"')
