@@ -117,6 +117,7 @@ def _run(
     """Degraded gate → parse → cached selector answer, with the connections of this worker
     thread closed before and after (MCP calls bypass Django's request signals). Without a
     cache key the answer is a pure computation: no gate, no cache, no database."""
+    params = queries.JsonArguments(params)
     if key is None:
         try:
             return _json_result(orjson.dumps(compute(parse(params))))

@@ -60,12 +60,18 @@ class VenueQuery:
     lang: str = "pt-BR"
 
 
+class JsonArguments(dict):
+    """Arguments that arrived as JSON (the MCP tools): a number must be a JSON number there,
+    as the tools' input schemas say; a query string (REST) has only text, so there "5" is 5."""
+
+
 class _Reader:
     """Reads typed values out of a mapping, collecting issues instead of stopping at one."""
 
     def __init__(self, params: Mapping[str, Any]):
         self.params = params
         self.issues: list[Issue] = []
+        self.text_numbers = not isinstance(params, JsonArguments)
 
     def _raw(self, name: str):
         # A QueryDict gives the last of repeated parameters; a list (an MCP argument) is not
@@ -106,7 +112,9 @@ class _Reader:
             parsed = value
         elif isinstance(value, float) and value.is_integer():
             parsed = int(value)
-        elif isinstance(value, str) and (match := _INTEGER_RE.fullmatch(value)):
+        elif (
+            isinstance(value, str) and self.text_numbers and (match := _INTEGER_RE.fullmatch(value))
+        ):
             sign, digits = match.groups()
             # beyond any bound we check: no need to read a thousand digits exactly
             magnitude = int(digits) if len(digits) <= 30 else 10**30
@@ -121,14 +129,16 @@ class _Reader:
         self, name: str, low: float, high: float, *, low_open: bool = False, nullable: bool = False
     ):
         value = self._raw(name)
-        if value is None or (nullable and isinstance(value, str) and value in ("", "null")):
+        if value is None or (
+            nullable and self.text_numbers and isinstance(value, str) and value in ("", "null")
+        ):
             return None
         parsed: Decimal | None = None
         if isinstance(value, bool):
             parsed = None
         elif isinstance(value, int | float):
             parsed = Decimal(repr(value)) if math.isfinite(value) else None
-        elif isinstance(value, str) and _NUMBER_RE.fullmatch(value):
+        elif isinstance(value, str) and self.text_numbers and _NUMBER_RE.fullmatch(value):
             try:
                 parsed = Decimal(value)
             except InvalidOperation:

@@ -290,6 +290,11 @@ def test_catalog_lists_cities_brands_and_formats_other_tools_accept(live):
         ("search_deals", {"city": "sao-paulo", "lang": ["en"]}, ["lang", "pt-BR, en"]),
         ("price_per_litre", {"price_brl": [1, 2], "volume_ml": 600}, ["price_brl", "number"]),
         ("price_index", {"city": "sao-paulo", "month": "2026-10\n"}, ["month", "YYYY-MM"]),
+        # JSON arguments: a number is a JSON number, as the input schemas say (not "5")
+        ("search_deals", {"city": "sao-paulo", "limit": "5"}, ["limit", "integer"]),
+        ("price_per_litre", {"price_brl": "12", "volume_ml": 600}, ["price_brl", "number"]),
+        ("price_per_litre", {"price_brl": 12, "volume_ml": "600"}, ["volume_ml", "integer"]),
+        ("cheapest_now", {"city": "sao-paulo", "lat": "-23.5", "lng": -46.6}, ["lat", "number"]),
     ],
 )
 def test_bad_arguments_are_tool_errors_naming_the_argument(live, name, arguments, words):
