@@ -262,6 +262,8 @@ class DealAdmin(DealPriceColumns, admin.ModelAdmin):
         return str(obj.beer or obj.brand or "—")
 
     def save_model(self, request, obj: Deal, form, change):
+        if change and "price_cents" in form.changed_data:
+            obj.confirmations = 0  # they confirmed the old amount
         super().save_model(request, obj, form, change)
         if change and "price_cents" in form.changed_data:
             deal_record_check(deal=obj, source=CheckSource.MODERATOR, price_cents=obj.price_cents)

@@ -135,13 +135,22 @@ def deal_create(
 def deal_record_check(
     *, deal: Deal, source: str, price_cents: int | None = None, at: dt.datetime | None = None
 ) -> Deal:
-    """A new check of a price: it is verified now (at its price, or a corrected one)."""
+    """A new check of a price: it is verified now (at its price, or a corrected one).
+
+    A check older than the price's last one joins the history only: it neither moves the
+    price's last check back in time nor replaces a newer amount. A new amount starts the count
+    of confirmations again (those confirmed the old one)."""
     at = at or timezone.now()
-    if price_cents is not None:
-        deal.price_cents = price_cents
-    deal.verified_at = at
-    deal.save(update_fields=["price_cents", "verified_at"])
-    PriceCheck.objects.create(deal=deal, price_cents=deal.price_cents, checked_at=at, source=source)
+    observed = deal.price_cents if price_cents is None else price_cents
+    if deal.verified_at is None or at >= deal.verified_at:
+        fields = ["price_cents", "verified_at"]
+        if observed != deal.price_cents:
+            deal.price_cents = observed
+            deal.confirmations = 0
+            fields.append("confirmations")
+        deal.verified_at = at
+        deal.save(update_fields=fields)
+    PriceCheck.objects.create(deal=deal, price_cents=observed, checked_at=at, source=source)
     deal.refresh_from_db(fields=["price_per_litre"])
     return deal
 

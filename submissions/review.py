@@ -21,6 +21,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from beers.models import CheckSource, City, Deal, DealStatus, Neighbourhood, Venue, VenueStatus
+from beers.selectors.published import published_deals
 from beers.selectors.twins import venue_find_twins
 from beers.services import (
     beer_for_name,
@@ -128,16 +129,15 @@ def submission_twins(submission: PriceSubmission) -> list[Venue]:
 
 def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
     """Prices this submission may update: same city and format, at its bar (or at a bar that
-    looks like its new one), not retired. Cheapest per litre first."""
+    looks like its new one), live (published or disputed, at an open bar): a merge tells the
+    sender the price is live. Cheapest per litre first."""
     if submission.venue_id is not None:
         venue_ids = [submission.venue_id]
     else:
         venue_ids = [v.pk for v in submission_twins(submission)]
     return list(
-        Deal.objects.filter(
-            venue_id__in=venue_ids, format_id=submission.format_id, city_id=submission.city_id
-        )
-        .exclude(status=DealStatus.RETIRED)
+        published_deals()
+        .filter(venue_id__in=venue_ids, format_id=submission.format_id, city_id=submission.city_id)
         .select_related("venue", "beer", "brand", "format")
         .order_by("price_per_litre", "price_cents", "id")
     )
@@ -253,10 +253,17 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
     deal = Deal.objects.select_for_update().filter(pk=deal_id).first()
     if deal is None or deal.status == DealStatus.RETIRED:
         raise ReviewError(_("Preço não encontrado."))
+    if not published_deals().filter(pk=deal.pk).exists():
+        # suspended, or its bar closed: the sender would be told a hidden price is live
+        raise ReviewError(_("Esse preço não está no ar; aprove o envio como um preço novo."))
     if deal.city_id != submission.city_id or deal.format_id != submission.format_id:
         raise ReviewError(_("Só dá para mesclar com um preço da mesma cidade e formato."))
     if submission.venue_id is not None and deal.venue_id != submission.venue_id:
         raise ReviewError(_("Só dá para mesclar com um preço do mesmo bar."))
+    if submission.venue_id is None and deal.venue_id not in {
+        v.pk for v in submission_twins(submission)
+    }:
+        raise ReviewError(_("Só dá para mesclar com um preço de um bar parecido com o novo."))
     payload = submission.payload
     changed = [name for name in MERGED_FIELDS if name in payload]
     for name in changed:

@@ -363,6 +363,48 @@ def test_merge_refuses_a_price_of_another_bar(mod, world, api, writes_open):
     assert Deal.objects.get(pk=world.other_deal.pk).price_cents == 1500
 
 
+def test_merge_only_into_a_live_price_since_the_sender_is_told_it_is_live(
+    mod, world, api, writes_open
+):
+    sub = submit(api, world, price=9.9, email="quem@example.org", consent=True)
+    Deal.objects.filter(pk=world.deal.pk).update(status=DealStatus.SUSPENDED)
+    assert f'value="{world.deal.pk}"' not in mod.get(review_url(sub)).content.decode()
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+    assert Deal.objects.get(pk=world.deal.pk).price_cents != 990
+    assert mail.outbox == []
+    # a bar closed since: the same
+    Deal.objects.filter(pk=world.deal.pk).update(status=DealStatus.PUBLISHED)
+    Venue.objects.filter(pk=world.venue.pk).update(status="closed")
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+
+
+def test_an_older_observation_merged_joins_the_history_only(mod, world, api, writes_open):
+    """A price seen in 2020 neither takes the place of today's check nor its amount."""
+    Deal.objects.filter(pk=world.deal.pk).update(verified_at=timezone.now())
+    before = Deal.objects.get(pk=world.deal.pk)
+    sub = submit(api, world, price=9.9, observed_on="2020-01-01")
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.MERGED
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.verified_at, deal.price_cents) == (before.verified_at, before.price_cents)
+    old = deal.checks.order_by("checked_at").first()
+    assert (old.checked_at.year, old.price_cents) == (2020, 990)
+    assert [d["venue"] for d in search(Client())].count("Bar do Zé") == 1
+
+
+def test_a_new_amount_starts_the_confirmations_again(mod, world, api, writes_open):
+    Deal.objects.filter(pk=world.deal.pk).update(confirmations=3)
+    sub = submit(api, world, price=world.deal.price_cents / 100)  # the same amount: kept
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    assert Deal.objects.get(pk=world.deal.pk).confirmations == 3
+    sub = submit(api, world, price=9.9, nickname="outro")
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.price_cents, deal.confirmations) == (990, 0)
+
+
 def test_a_decided_submission_cannot_be_decided_again(mod, world, api, writes_open):
     sub = submit(api, world)
     decide(mod, sub, decision="approve")
