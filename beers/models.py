@@ -452,3 +452,32 @@ class PriceCheck(models.Model):
 
     def __str__(self) -> str:
         return f"{self.deal_id} · {self.price_cents / 100:.2f} · {self.checked_at:%Y-%m-%d}"
+
+
+class PriceIndexHistory(models.Model):
+    """Cells of the closed months of a city's price index, as an imported tree's
+    price-index.json gives them. A tree carries each price's last check only, not the checks
+    the index of earlier months rests on: the selector serves an imported month from here, so
+    an import restores the index its source published (beers/selectors/price_index.py)."""
+
+    city = models.ForeignKey(City, on_delete=models.CASCADE, related_name="+")
+    month = models.CharField(max_length=7)  # YYYY-MM, city-local
+    scope = models.CharField(max_length=16)
+    key = models.CharField(max_length=140, blank=True, default="")  # "" is the city's null key
+    n = models.PositiveIntegerField()
+    min_cents = models.PositiveIntegerField()
+    p25_cents = models.PositiveIntegerField()
+    median_cents = models.PositiveIntegerField()
+    p75_cents = models.PositiveIntegerField()
+
+    class Meta:
+        verbose_name = _("índice de preços importado")
+        verbose_name_plural = _("índices de preços importados")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["city", "month", "scope", "key"], name="price_index_history_cell"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.city_id} {self.month} {self.scope} {self.key}"

@@ -8,8 +8,10 @@ Upserts: cities by slug (cities.json), brands/beers by slug and formats by code
 Everything happens in one transaction: a malformed file is refused with a message naming the
 file, the item (index and id) and the field, and the database is left as it was.
 
-Limits (see datasets/README.md): a price's check history is not in the files, so after an
-import the price index rests on one check per price; bairros without a boundary are not in the
+The files carry each price's last check only, not the history the price index of earlier
+months rests on: the closed months of price-index.json are kept as they are (PriceIndexHistory)
+and served from there. The files the import does not load (index.json, venues.json, the CSVs)
+must be there and agree with the loaded ones in size. Bairros without a boundary are not in the
 GeoJSON, so one a bar refers to is created with the name the CSV gives it (or its slug).
 """
 
@@ -24,6 +26,7 @@ from pathlib import Path
 import orjson
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 from tqdm import tqdm
 
 from beers.models import (
@@ -43,12 +46,15 @@ from beers.models import (
     Neighbourhood,
     Packaging,
     PriceCheck,
+    PriceIndexHistory,
     Venue,
     VenueKind,
     VenueStatus,
     validate_timezone,
 )
+from beers.selectors.price_index import MONTH_RE, SCOPES, month_is_final
 
+from . import rows
 from .rows import from_unix, price_per_litre_cents
 
 BATCH = 1000
@@ -90,6 +96,7 @@ class ImportResult:
     venues: int = 0
     deals: int = 0
     checks_created: int = 0
+    index_cells: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -141,13 +148,19 @@ def _str(max_len, *, null=False, empty_ok=True, choices=None, pattern=None) -> C
     return check
 
 
-def _slug(null=False) -> Callable:
+def _slug(null=False, max_len=140) -> Callable:
+    """A slug, at most as long as the model's column for it."""
+
     def check(v):
         if v is None and null:
             return None
-        return _str(140, empty_ok=False, pattern=_SLUG)(v)
+        return _str(max_len, empty_ok=False, pattern=_SLUG)(v)
 
     return check
+
+
+ID = _int(1, 2**63 - 1)  # a bigint
+COUNT = _int(0, 2**31 - 1)  # a positive integer column
 
 
 def _bool(v):
@@ -208,15 +221,19 @@ def _schedules(v):
 
 
 CITY_FIELDS = {
-    "slug": _slug(),
+    "slug": _slug(max_len=80),
     "name": _str(80, empty_ok=False),
     "state": _str(2, choices=set(UF_CODES)),
     "timezone": _str(64, empty_ok=False),
     "lat": _float(-90, 90),
     "lng": _float(-180, 180),
 }
-BRAND_FIELDS = {"slug": _slug(), "name": _str(80, empty_ok=False)}
-BEER_FIELDS = {"slug": _slug(), "name": _str(80, empty_ok=False), "brand": _slug(null=True)}
+BRAND_FIELDS = {"slug": _slug(max_len=80), "name": _str(80, empty_ok=False)}
+BEER_FIELDS = {
+    "slug": _slug(max_len=100),
+    "name": _str(80, empty_ok=False),
+    "brand": _slug(null=True, max_len=80),
+}
 FORMAT_FIELDS = {
     "code": _str(40, pattern=_FORMAT_CODE, empty_ok=False),
     "type": _str(16, choices=set(FormatType.values)),
@@ -225,12 +242,12 @@ FORMAT_FIELDS = {
     "label_en": _str(60),
 }
 VENUE_FIELDS = {
-    "id": _int(1),
+    "id": ID,
     "slug": _slug(),
     "name": _str(120, empty_ok=False),
     "kind": _str(16, choices=set(VenueKind.values)),
     "on_site": _bool,
-    "neighbourhood": _slug(null=True),
+    "neighbourhood": _slug(null=True, max_len=80),
     "address": _str(200, null=True),
     "lat": _float(-90, 90),
     "lng": _float(-180, 180),
@@ -241,16 +258,16 @@ VENUE_FIELDS = {
     "created_at": _unix,
 }
 DEAL_FIELDS = {
-    "id": _int(1),
-    "venue_id": _int(1),
-    "beer": _slug(null=True),
-    "brand": _slug(null=True),
+    "id": ID,
+    "venue_id": ID,
+    "beer": _slug(null=True, max_len=100),
+    "brand": _slug(null=True, max_len=80),
     "format_code": _str(40, pattern=_FORMAT_CODE, empty_ok=False),
     "units": _int(1, 50),
     "packaging": _str(8, choices=set(Packaging.values)),
     "kind": _str(12, choices=set(DealKind.values)),
     "price_cents": _int(1, 1_000_000),
-    "price_per_litre_cents": _int(0, null=True),
+    "price_per_litre_cents": _int(0, 2**31 - 1, null=True),
     "open_bar_minutes": _int(1, 1440, null=True),
     "service_charge_pct": _int(0, 30, null=True),
     "couvert_cents": _int(0, 100_000, null=True),
@@ -260,8 +277,8 @@ DEAL_FIELDS = {
     "schedules": _schedules,
     "verified_at": _unix,
     "created_at": _unix,
-    "confirmations": _int(0),
-    "open_disputes": _int(0),
+    "confirmations": COUNT,
+    "open_disputes": COUNT,
     "status": _str(10, choices={"published", "disputed"}),
 }
 
@@ -417,9 +434,12 @@ def _import_cities(root: Path, result: ImportResult) -> list[City]:
     rel = "cities.json"
     data = _load(root, rel)
     _envelope(data, rel)
-    cities = []
+    cities, seen = [], set()
     for i, raw in enumerate(_array(data, rel)):
         item = _clean(rel, i, raw, CITY_FIELDS, "slug")
+        if item["slug"] in seen:
+            raise ImportRefused(rel, "repeated", item=i, item_id=item["slug"], field="slug")
+        seen.add(item["slug"])
         try:
             validate_timezone(item["timezone"])
         except Exception:
@@ -513,7 +533,9 @@ def _import_neighbourhoods(root: Path, city: City, result: ImportResult) -> dict
         props = feature.get("properties")
         if not isinstance(props, dict):
             raise ImportRefused(rel, "must be an object", item=i, field="properties")
-        item = _clean(rel, i, props, {"slug": _slug(), "name": _str(120, empty_ok=False)}, "slug")
+        item = _clean(
+            rel, i, props, {"slug": _slug(max_len=80), "name": _str(120, empty_ok=False)}, "slug"
+        )
         geometry = feature.get("geometry")
         if (
             not isinstance(geometry, dict)
@@ -552,19 +574,44 @@ def _csv_names(root: Path, rel: str, column: str) -> dict[int, str]:
         return {}
 
 
-def _import_venues(root: Path, city: City, hoods: dict[str, int], result: ImportResult) -> set[int]:
+def _elsewhere(model, ids: list[int], city: City) -> dict[int, str]:
+    """id → city slug of the rows among `ids` that belong to another city (in chunks: a
+    database takes a bounded number of parameters)."""
+    found = {}
+    for start in range(0, len(ids), BATCH):
+        found.update(
+            model.objects.filter(id__in=ids[start : start + BATCH])
+            .exclude(city=city)
+            .values_list("id", "city__slug")
+        )
+    return found
+
+
+def _import_venues(
+    root: Path, city: City, hoods: dict[str, int], result: ImportResult, tree: dict[int, str]
+) -> dict[int, str]:
+    """The city's bars; returns id → status. `tree` holds the bar ids of the cities read
+    before (id → city slug): an id names one bar in the whole tree."""
     rel = f"{city.slug}/venues-all.json"
     data = _load(root, rel)
     _envelope(data, rel, city.slug)
     raw_items = _array(data, rel)
-    objs, labels, ids, slugs = [], [], set(), {}
+    objs, labels, ids, slugs = [], [], {}, {}
     hood_names = None
     taken = dict(Venue.objects.filter(city=city).values_list("slug", "id"))
     for i, raw in enumerate(raw_items):
         item = _clean(rel, i, raw, VENUE_FIELDS)
         if item["id"] in ids:
             raise ImportRefused(rel, "repeated", item=i, item_id=item["id"], field="id")
-        ids.add(item["id"])
+        if item["id"] in tree:
+            raise ImportRefused(
+                rel,
+                f"already the id of a bar of {tree[item['id']]}",
+                item=i,
+                item_id=item["id"],
+                field="id",
+            )
+        ids[item["id"]] = item["status"]
         if item["slug"] in slugs:
             raise ImportRefused(
                 rel,
@@ -586,7 +633,16 @@ def _import_venues(root: Path, city: City, hoods: dict[str, int], result: Import
             result.notes.append(f"{rel}: created bairro {slug} (no boundary in the GeoJSON)")
         objs.append(Venue(city=city, neighbourhood_id=hoods.get(slug), **item))
         labels.append((i, item["id"]))
+    elsewhere = _elsewhere(Venue, list(ids), city)
     for obj, (i, item_id) in zip(objs, labels, strict=True):
+        if item_id in elsewhere:
+            raise ImportRefused(
+                rel,
+                f"already the id of a bar of {elsewhere[item_id]} in the database",
+                item=i,
+                item_id=item_id,
+                field="id",
+            )
         owner = taken.get(obj.slug, item_id)
         if owner != item_id and owner not in ids:  # a bar the file does not rename
             raise ImportRefused(
@@ -602,29 +658,39 @@ def _import_venues(root: Path, city: City, hoods: dict[str, int], result: Import
     ]
     _bulk_upsert(Venue, objs, unique=["id"], update=update, file=rel, labels=labels)
     result.venues += len(objs)
+    tree.update(dict.fromkeys(ids, city.slug))
     return ids
 
 
 def _import_deals(
-    root: Path, city: City, venue_ids: set[int], result: ImportResult, bar: bool
+    root: Path,
+    city: City,
+    venue_ids: dict[int, str],
+    result: ImportResult,
+    bar: bool,
+    tree: set[int],
 ) -> None:
     rel = f"{city.slug}/deals.json"
     envelope, items = _items_stream(root, rel)
     _envelope(envelope, rel, city.slug)
     try:
         with transaction.atomic():  # a savepoint, so that the fallback starts clean
-            counts = _deals_from(items, rel, city, venue_ids, bar)
+            counts = _deals_from(items, rel, city, venue_ids, bar, tree)
     except _NotLineDelimited:
         # Valid JSON laid out otherwise (pretty-printed, say): parse the whole file instead.
         data = _load(root, rel)
-        counts = _deals_from(iter(_array(data, rel)), rel, city, venue_ids, bar)
+        counts = _deals_from(iter(_array(data, rel)), rel, city, venue_ids, bar, tree)
     result.deals += counts[0]
     result.checks_created += counts[1]
 
 
-def _deals_from(raw_items, rel: str, city: City, venue_ids: set[int], bar: bool) -> tuple[int, int]:
-    """Validate and upsert prices as they come; returns (prices, checks created)."""
+def _deals_from(
+    raw_items, rel: str, city: City, venue_ids: dict[int, str], bar: bool, tree: set[int]
+) -> tuple[int, int]:
+    """Validate and upsert prices as they come; returns (prices, checks created). `tree`:
+    the price ids of the cities read before, the seen ones added."""
     counts = [0, 0]
+    beer_brands = dict(Beer.objects.values_list("slug", "brand__slug"))
     beers = dict(Beer.objects.values_list("slug", "id"))
     brands = dict(Brand.objects.values_list("slug", "id"))
     formats = {
@@ -643,12 +709,19 @@ def _deals_from(raw_items, rel: str, city: City, venue_ids: set[int], bar: bool)
 
         if item_id in seen:
             raise refuse("repeated", "id")
+        if item_id in tree:
+            raise refuse("already the id of a price of another city of the tree", "id")
         seen.add(item_id)
         if item["venue_id"] not in venue_ids:
             raise refuse(f"no bar with this id in {city.slug}/venues-all.json", "venue_id")
+        if venue_ids[item["venue_id"]] != VenueStatus.OPEN:
+            raise refuse("the bar is closed (deals.json holds the prices of open bars)", "venue_id")
         for key, table in (("beer", beers), ("brand", brands)):
             if item[key] is not None and item[key] not in table:
                 raise refuse(f"not in catalog.json {key}s", key)
+        beer_brand = beer_brands.get(item["beer"])
+        if beer_brand is not None and item["brand"] != beer_brand:
+            raise refuse(f"must be {beer_brand!r}, the brand of its beer", "brand")
         if item["format_code"] not in formats:
             raise refuse("not in catalog.json formats", "format_code")
         if item["valid_from"] and item["valid_until"] and item["valid_from"] > item["valid_until"]:
@@ -676,9 +749,10 @@ def _deals_from(raw_items, rel: str, city: City, venue_ids: set[int], bar: bool)
         )
         labels.append((i, item_id))
         if len(objs) >= BATCH:
-            _write_deals(objs, labels, rel, counts)
+            _write_deals(objs, labels, rel, counts, city)
             objs, labels = [], []
-    _write_deals(objs, labels, rel, counts)
+    _write_deals(objs, labels, rel, counts, city)
+    tree |= seen
     return counts[0], counts[1]
 
 
@@ -704,9 +778,19 @@ _DEAL_COPIED = (
 _DEAL_UPDATE = ["city", "venue", "beer", "brand", "format", "volume_ml", *_DEAL_COPIED]
 
 
-def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int]) -> None:
+def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int], city: City) -> None:
     if not objs:
         return
+    elsewhere = _elsewhere(Deal, [d.id for d in objs], city)
+    for obj, (i, item_id) in zip(objs, labels, strict=True):
+        if obj.id in elsewhere:
+            raise ImportRefused(
+                rel,
+                f"already the id of a price of {elsewhere[obj.id]} in the database",
+                item=i,
+                item_id=item_id,
+                field="id",
+            )
     _bulk_upsert(Deal, objs, unique=["id"], update=_DEAL_UPDATE, file=rel, labels=labels)
     counts[0] += len(objs)
     # One check per price at its verified_at, unless one exists in that second.
@@ -729,6 +813,129 @@ def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int]) ->
     counts[1] += len(checks)
 
 
+INDEX_FIELDS = {
+    "month": _str(7, pattern=MONTH_RE),
+    "final": _bool,
+    "scope": _str(16, choices=set(SCOPES)),
+    "key": _str(140, null=True, empty_ok=False),  # null (the city scope) is stored as ""
+    "n": _int(1, 2**31 - 1),
+    "min_cents": COUNT,
+    "p25_cents": COUNT,
+    "median_cents": COUNT,
+    "p75_cents": COUNT,
+}
+
+
+def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
+    """The closed months of the city's price-index.json, kept as PriceIndexHistory: the index
+    rests on checks the tree does not carry (it has each price's last check only), so these
+    months are served as the source published them. Returns the number of items."""
+    rel = f"{city.slug}/price-index.json"
+    data = _load(root, rel)
+    _envelope(data, rel, city.slug)
+    now = timezone.now()
+    rows, seen = [], set()
+    raw_items = _array(data, rel)
+    for i, raw in enumerate(raw_items):
+        item = _clean(rel, i, raw, INDEX_FIELDS, "month")
+
+        def refuse(message, fld, i=i, month=item["month"]):
+            return ImportRefused(rel, message, item=i, item_id=month, field=fld)
+
+        if (item["scope"] == "city") != (raw["key"] is None):
+            raise refuse("must be null for the city scope, and a key for the others", "key")
+        figures = [item[name] for name in ("min_cents", "p25_cents", "median_cents", "p75_cents")]
+        if figures != sorted(figures):
+            raise refuse("min_cents ≤ p25_cents ≤ median_cents ≤ p75_cents fails", "p25_cents")
+        if item["final"] and not month_is_final(item["month"], city.tz, now):
+            raise refuse(f"is true, yet the month has not ended in {city.timezone}", "final")
+        cell = (item["month"], item["scope"], item["key"])
+        if cell in seen:
+            raise refuse("repeated cell (month, scope, key)", "key")
+        seen.add(cell)
+        if item.pop("final"):
+            rows.append(PriceIndexHistory(city=city, **item))
+    PriceIndexHistory.objects.filter(city=city).delete()
+    PriceIndexHistory.objects.bulk_create(rows, batch_size=BATCH)
+    result.index_cells += len(rows)
+    return len(raw_items)
+
+
+def _csv_rows(root: Path, rel: str, columns: tuple[str, ...]) -> int:
+    """Data rows of a CSV file, after checking its header (UTF-8, no BOM, RFC 4180)."""
+    try:
+        fh = open(root / rel, newline="", encoding="utf-8")  # noqa: SIM115 - closed below
+    except FileNotFoundError:
+        raise ImportRefused(rel, "file is missing") from None
+    with fh:
+        try:
+            reader = csv.reader(fh, strict=True)
+            header = next(reader, None)
+            if header is not None and header[:1] and header[0].startswith("\ufeff"):
+                raise ImportRefused(rel, "must not start with a byte order mark")
+            if header != list(columns):
+                raise ImportRefused(rel, f"the header must be: {','.join(columns)}")
+            count = 0
+            for count, row in enumerate(reader, 1):  # noqa: B007 - counted
+                if len(row) != len(columns):
+                    raise ImportRefused(
+                        rel, f"has {len(row)} cells, not {len(columns)}", item=count - 1
+                    )
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise ImportRefused(rel, f"not valid UTF-8 CSV ({exc})") from None
+    return count
+
+
+def _check_twins(root: Path, city: City, counts: dict[str, int], index_items: int) -> int:
+    """The city's files the import does not load: each must be there, well formed and agree
+    in size with the files it loaded (a CSV has the rows of its JSON twin). Returns the
+    number of bars in venues.json."""
+    slug = city.slug
+    rel = f"{slug}/venues.json"
+    data = _load(root, rel)
+    _envelope(data, rel, slug)
+    venues = _array(data, rel)
+    for i, raw in enumerate(venues):
+        item = _clean(rel, i, raw, VENUE_FIELDS)
+        if item["id"] not in counts["venue_ids"]:
+            raise ImportRefused(
+                rel, f"not a bar of {slug}/venues-all.json", item=i, item_id=item["id"], field="id"
+            )
+    for name, columns, expected in (
+        ("deals.csv", rows.DEALS_CSV_COLUMNS, counts["deals"]),
+        ("venues.csv", rows.VENUES_CSV_COLUMNS, len(venues)),
+        ("venues-all.csv", rows.VENUES_CSV_COLUMNS, len(counts["venue_ids"])),
+        ("price-index.csv", rows.PRICE_INDEX_CSV_COLUMNS, index_items),
+    ):
+        found = _csv_rows(root, f"{slug}/{name}", columns)
+        if found != expected:
+            twin = name.replace(".csv", ".json")
+            raise ImportRefused(f"{slug}/{name}", f"has {found} rows, {twin} {expected} items")
+    return len(venues)
+
+
+def _check_index(root: Path, counts: dict[str, dict[str, int]]) -> None:
+    """index.json names the cities of cities.json with the counts of their files."""
+    rel = "index.json"
+    data = _load(root, rel)
+    _envelope(data, rel)
+    listed = []
+    for i, item in enumerate(_array(data, rel)):
+        if not isinstance(item, dict) or item.get("city") not in counts:
+            raise ImportRefused(rel, "not a city of cities.json", item=i, field="city")
+        slug = item["city"]
+        listed.append(slug)
+        if item.get("counts") != {k: counts[slug][k] for k in INDEX_COUNTS}:
+            raise ImportRefused(
+                rel, "disagree with the city's files", item=i, item_id=slug, field="counts"
+            )
+    if sorted(listed) != sorted(counts):
+        raise ImportRefused(rel, "must list each city of cities.json once", field="items")
+
+
+INDEX_COUNTS = ("deals", "venues", "venues_all", "neighbourhoods")
+
+
 def _reset_sequences() -> None:
     """After rows with explicit ids, the next id must come after them (PostgreSQL)."""
     models = [City, Neighbourhood, Venue, Brand, Beer, Format, Deal, PriceCheck]
@@ -748,9 +955,22 @@ def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportR
     with transaction.atomic():
         cities = _import_cities(root, result)
         _import_catalog(root, result)
+        venues_of: dict[int, str] = {}
+        deals_of: set[int] = set()
+        counts: dict[str, dict] = {}
         for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
+            before = (result.neighbourhoods, result.deals)
             hoods = _import_neighbourhoods(root, city, result)
-            venue_ids = _import_venues(root, city, hoods, result)
-            _import_deals(root, city, venue_ids, result, bar)
+            venue_ids = _import_venues(root, city, hoods, result, venues_of)
+            _import_deals(root, city, venue_ids, result, bar, deals_of)
+            index_items = _import_price_index(root, city, result)
+            found = counts[city.slug] = {
+                "deals": result.deals - before[1],
+                "venues_all": len(venue_ids),
+                "neighbourhoods": result.neighbourhoods - before[0],
+                "venue_ids": venue_ids,
+            }
+            found["venues"] = _check_twins(root, city, found, index_items)
+        _check_index(root, counts)
         _reset_sequences()
     return result

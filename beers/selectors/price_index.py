@@ -27,7 +27,7 @@ from django.db.models.functions import ExtractMonth, ExtractYear, RowNumber
 from django.utils import timezone
 
 from beers.dbcopy import copy_out
-from beers.models import City, DealKind, PriceCheck
+from beers.models import City, DealKind, PriceCheck, PriceIndexHistory
 
 from .published import price_brand, published_deals
 
@@ -131,12 +131,14 @@ def observation_checks(city: City) -> QuerySet[PriceCheck]:
 
 
 def latest_month(city: City) -> str | None:
-    """The city-local month ("YYYY-MM") of the newest observation, or None (one query)."""
+    """The city-local month ("YYYY-MM") of the newest observation or imported month, or None
+    (two queries)."""
     newest = observation_checks(city).aggregate(newest=Max("checked_at"))["newest"]
+    imported = PriceIndexHistory.objects.filter(city=city).aggregate(m=Max("month"))["m"]
     if newest is None:
-        return None
+        return imported
     local = newest.astimezone(city.tz)
-    return f"{local.year:04d}-{local.month:02d}"
+    return max(f"{local.year:04d}-{local.month:02d}", imported or "")
 
 
 def _cell_counts(city: City, start: dt.datetime | None, end: dt.datetime | None):
@@ -270,25 +272,40 @@ def price_index(
 ) -> list[dict]:
     """Cells `{month, final, scope, key, n, min_cents, p25_cents, median_cents, p75_cents}` for
     every month with observations (or only `month`, "YYYY-MM"), ordered by month, then scope
-    (city, format, neighbourhood, brand), then key. One query. Raises ValueError on a bad month.
+    (city, format, neighbourhood, brand), then key. Two queries (the imported closed months,
+    then the counts). Raises ValueError on a bad month.
     """
     tz = city.tz
     now = now or timezone.now()
     start, end = month_bounds(month, tz) if month is not None else (None, None)
-    out = []
+    months = _imported_months(city, month)
     for mon, cells in _months(_cell_counts(city, start, end)):
+        if mon not in months:  # an imported month is served as its source published it
+            months[mon] = {key: cell_figures(values) for key, values in cells.items()}
+    out = []
+    for mon in sorted(months):
         final = month_is_final(mon, tz, now)
+        cells = months[mon]
         for scope, key in sorted(cells, key=lambda k: (SCOPES.index(k[0]), k[1] or "")):
             out.append(
-                {
-                    "month": mon,
-                    "final": final,
-                    "scope": scope,
-                    "key": key,
-                    **cell_figures(cells[(scope, key)]),
-                }
+                {"month": mon, "final": final, "scope": scope, "key": key, **cells[(scope, key)]}
             )
     return out
+
+
+FIGURES = ("n", "min_cents", "p25_cents", "median_cents", "p75_cents")
+
+
+def _imported_months(city: City, month: str | None) -> dict[str, dict]:
+    """{"YYYY-MM": {(scope, key): figures}} of the closed months an import brought
+    (PriceIndexHistory), or only `month`'s."""
+    rows = PriceIndexHistory.objects.filter(city=city)
+    if month is not None:
+        rows = rows.filter(month=month)
+    months: dict[str, dict] = defaultdict(dict)
+    for mon, scope, key, *figures in rows.values_list("month", "scope", "key", *FIGURES):
+        months[mon][(scope, key or None)] = dict(zip(FIGURES, figures, strict=True))
+    return months
 
 
 def median_per_litre_by_format(*, pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], float]:

@@ -36,7 +36,8 @@ def test_price_index_month_is_the_datasets_cells_of_the_latest_month(
     demo_data, django_assert_num_queries
 ):
     city = City.objects.get(slug="recife")
-    with django_assert_num_queries(3):  # the city, the newest check, the observations
+    # the city; the newest check and imported month; the imported cells, the observations
+    with django_assert_num_queries(5):
         answer = overview.price_index_month(CityQuery("recife")).data
     month = price_index.latest_month(city)
     every_month = price_index.price_index(city=city)

@@ -7,10 +7,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from beers.models import City, Deal, PriceCheck, Venue
+from beers.models import City, Deal, PriceCheck, PriceIndexHistory, Venue
 from datasets.importer import ImportRefused, datasets_import
 from datasets.services import datasets_export
 
+from .conftest import at
 from .helpers import read_csv, read_json, tree, wipe_database
 
 pytestmark = pytest.mark.django_db
@@ -34,6 +35,31 @@ def test_round_trip_into_an_empty_database_gives_the_same_files(exported, tmp_pa
     assert list(first) == list(second)
     for name in first:
         assert first[name] == second[name], name
+
+
+def test_round_trip_keeps_the_price_index_of_months_whose_checks_the_files_lack(world, tmp_path):
+    """deals.json carries each price's last check only: the closed months of the index rest
+    on older checks, and come back from price-index.json (PriceIndexHistory)."""
+    regular = world.deals.regular
+    for day, cents in ((5, 900), (20, 950)):  # two checks in August, an older price
+        world.record_check(
+            deal=regular, source="submission", price_cents=cents, at=at(2026, 8, day, 15)
+        )
+    world.record_check(deal=regular, source="submission", price_cents=990, at=at(2026, 9, 3, 15))
+    first = tmp_path / "first"
+    datasets_export(directory=first, progress=False)
+    months = {c["month"] for c in read_json(first / "sao-paulo" / "price-index.json")["items"]}
+    assert {"2026-08", "2026-09"} <= months
+    wipe_database()
+    result = datasets_import(first, progress=False)
+    assert result.index_cells > 0
+    assert PriceIndexHistory.objects.filter(month="2026-08").exists()
+    second = tmp_path / "second"
+    datasets_export(directory=second, progress=False)
+    a, b = tree(first), tree(second)
+    assert list(a) == list(b)
+    for name in a:
+        assert a[name] == b[name], name
 
 
 def test_import_keeps_ids_and_next_ids_follow_them(exported):
@@ -148,6 +174,56 @@ def _break(root, rel, mutate):
             lambda d: d["features"][0].update(geometry={"type": "Point", "coordinates": [0, 0]}),
             ["manaus/neighbourhoods.geojson", "item 0 (id centro)", 'field "geometry"'],
         ),
+        (  # beyond any integer column: a message, not a database overflow
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(confirmations=2**63),
+            ["item 0 (id {})", 'field "confirmations"'],
+        ),
+        (
+            "sao-paulo/venues-all.json",
+            lambda d: d["items"][0].update(id=2**63),
+            ["sao-paulo/venues-all.json", "item 0", 'field "id"'],
+        ),
+        (
+            "catalog.json",
+            lambda d: d["brands"][0].update(slug="b" * 81),
+            ["catalog.json", "item 0", 'field "slug"', "at most 80"],
+        ),
+        (  # datasets.md: brand is the beer's brand
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(beer="brahma-chopp", brand="heineken"),
+            ["item 0 (id {})", 'field "brand"', "brahma"],
+        ),
+        (
+            "cities.json",
+            lambda d: d["items"].append(dict(d["items"][0])),
+            ["cities.json", "item 2 (id manaus)", 'field "slug"', "repeated"],
+        ),
+        (
+            "sao-paulo/price-index.json",
+            lambda d: d["items"][0].update(key="lata"),
+            ["sao-paulo/price-index.json", "item 0", 'field "key"'],
+        ),
+        (
+            "sao-paulo/price-index.json",
+            lambda d: d["items"][0].update(month="2999-01", final=True),
+            ["sao-paulo/price-index.json", "item 0 (id 2999-01)", 'field "final"'],
+        ),
+        (
+            "sao-paulo/price-index.json",
+            lambda d: d["items"][0].update(p25_cents=d["items"][0]["min_cents"] - 1),
+            ["sao-paulo/price-index.json", "item 0", 'field "p25_cents"'],
+        ),
+        (
+            "index.json",
+            lambda d: d["items"][0]["counts"].update(deals=999),
+            ["index.json", "item 0 (id manaus)", 'field "counts"'],
+        ),
+        (
+            "sao-paulo/venues.json",
+            lambda d: d["items"][0].update(id=987654),
+            ["sao-paulo/venues.json", "item 0 (id 987654)", 'field "id"'],
+        ),
     ],
 )
 def test_a_malformed_file_is_refused_naming_file_item_and_field_and_nothing_changes(
@@ -165,6 +241,73 @@ def test_a_malformed_file_is_refused_naming_file_item_and_field_and_nothing_chan
             index = int(part.split()[1])
             part = part.format(items[index]["id"])
         assert part in str(err.value)
+    assert _snapshot() == before
+
+
+def test_an_id_names_one_bar_and_one_price_in_the_whole_tree(world, exported):
+    before = _snapshot()
+    other = read_json(exported / "manaus" / "venues-all.json")["items"][0]
+    _break(
+        exported,
+        "sao-paulo/venues-all.json",
+        lambda d: d["items"].append({**other, "slug": "intruso"}),
+    )
+    with pytest.raises(ImportRefused, match=r"venues-all\.json, item \d+ \(id \d+\), field \"id\""):
+        datasets_import(exported, progress=False)
+    assert _snapshot() == before
+
+
+def test_a_price_id_of_another_city_is_refused(world, exported):
+    before = _snapshot()
+    manaus = read_json(exported / "manaus" / "deals.json")["items"][0]
+    _break(exported, "sao-paulo/deals.json", lambda d: d["items"][0].update(id=manaus["id"]))
+    with pytest.raises(ImportRefused, match=r"(manaus|sao-paulo)/deals\.json.*field \"id\""):
+        datasets_import(exported, progress=False)
+    assert _snapshot() == before
+
+
+def test_prices_of_a_closed_bar_are_refused(world, exported):
+    def close(d):
+        d["items"][0]["status"] = "closed"
+
+    bar = read_json(exported / "sao-paulo" / "venues-all.json")["items"][0]["id"]
+    priced = {i["venue_id"] for i in read_json(exported / "sao-paulo" / "deals.json")["items"]}
+    assert bar in priced
+    _break(exported, "sao-paulo/venues-all.json", close)
+    with pytest.raises(ImportRefused, match=r'deals\.json, item \d+ \(id \d+\), field "venue_id"'):
+        datasets_import(exported, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (lambda root: (root / "sao-paulo" / "deals.csv").unlink(), ["deals.csv", "missing"]),
+        (lambda root: (root / "index.json").unlink(), ["index.json", "missing"]),
+        (
+            lambda root: (root / "sao-paulo" / "deals.csv").write_bytes(
+                b"\xef\xbb\xbf" + (root / "sao-paulo" / "deals.csv").read_bytes()
+            ),
+            ["deals.csv", "byte order mark"],
+        ),
+        (
+            lambda root: (root / "manaus" / "venues-all.csv").write_bytes(
+                b"".join((root / "manaus" / "venues-all.csv").read_bytes().splitlines(True)[:-1])
+            ),
+            ["manaus/venues-all.csv", "rows"],
+        ),
+        (
+            lambda root: (root / "sao-paulo" / "price-index.csv").write_text("month,n\r\n"),
+            ["sao-paulo/price-index.csv", "header"],
+        ),
+    ],
+)
+def test_the_files_the_import_does_not_load_must_be_there_and_agree(world, exported, damage, words):
+    before = _snapshot()
+    damage(exported)
+    with pytest.raises(ImportRefused) as err:
+        datasets_import(exported, progress=False)
+    for word in words:
+        assert word in str(err.value)
     assert _snapshot() == before
 
 
