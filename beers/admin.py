@@ -13,6 +13,8 @@ from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
+from datasets.services import datasets_schedule_export
+
 from .models import (
     Beer,
     Brand,
@@ -41,6 +43,25 @@ def brl(cents: float | int | None) -> str:
     return f"R$ {number_format(reais, decimal_pos=2, force_grouping=True)}"
 
 
+class RefreshesDatasetsMixin:
+    """An edit here changes what the open datasets say (a renamed bar, a new boundary, a
+    catalogue label) in ways the export's change fingerprint cannot see: ask for an export
+    once the edit commits, as a moderation decision does."""
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        datasets_schedule_export()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        datasets_schedule_export()
+
+    def save_related(self, request, form, formsets, change):
+        # After save_model, once per saved form: the row and its inlines (a bar's prices).
+        super().save_related(request, form, formsets, change)
+        datasets_schedule_export()
+
+
 class SlugFixedOnChangeMixin:
     """Fields that other rows or public links rely on can be set once, then only read."""
 
@@ -55,7 +76,7 @@ class SlugFixedOnChangeMixin:
 
 
 @admin.register(City)
-class CityAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+class CityAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin):
     list_display = ("name", "state", "slug", "timezone", "active")
     list_filter = ("active", "state", "timezone")
     search_fields = ("name", "slug")
@@ -69,7 +90,7 @@ class CityAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
 
 
 @admin.register(Neighbourhood)
-class NeighbourhoodAdmin(admin.ModelAdmin):
+class NeighbourhoodAdmin(RefreshesDatasetsMixin, admin.ModelAdmin):
     list_display = ("name", "city", "slug", "has_boundary")
     list_filter = ("city",)
     list_select_related = ("city",)
@@ -122,7 +143,7 @@ class DealInline(DealPriceColumns, admin.TabularInline):
 
 
 @admin.register(Venue)
-class VenueAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+class VenueAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin):
     list_display = ("name", "city", "neighbourhood", "kind", "status", "on_site", "instagram")
     list_filter = ("status", "kind", "on_site", "city")
     list_select_related = ("city", "neighbourhood")
@@ -145,14 +166,14 @@ class VenueAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
 
 
 @admin.register(Brand)
-class BrandAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+class BrandAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin):
     list_display = ("name", "slug")
     search_fields = ("name", "slug")
     prepopulated_fields = {"slug": ("name",)}
 
 
 @admin.register(Beer)
-class BeerAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+class BeerAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin):
     list_display = ("name", "brand", "slug")
     list_filter = ("brand",)
     list_select_related = ("brand",)
@@ -162,7 +183,7 @@ class BeerAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
 
 
 @admin.register(Format)
-class FormatAdmin(SlugFixedOnChangeMixin, admin.ModelAdmin):
+class FormatAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin):
     # Prices copy the volume of their format: code, type and volume never change.
     fixed_on_change = ("code", "type", "volume_ml")
     list_display = ("code", "label_pt", "label_en", "type", "volume_ml")
@@ -185,7 +206,7 @@ class PriceCheckInline(admin.TabularInline):
 
 
 @admin.register(Deal)
-class DealAdmin(DealPriceColumns, admin.ModelAdmin):
+class DealAdmin(RefreshesDatasetsMixin, DealPriceColumns, admin.ModelAdmin):
     list_display = (
         "id",
         "venue",
@@ -273,6 +294,7 @@ class DealAdmin(DealPriceColumns, admin.ModelAdmin):
         deals = list(queryset)
         for deal in deals:
             deal_record_check(deal=deal, source=CheckSource.MODERATOR)
+        datasets_schedule_export()
         count = len(deals)
         self.message_user(
             request,

@@ -540,10 +540,22 @@ def datasets_export_if_changed(
         cache.delete(LOCK_KEY)
 
 
+SCHEDULED_KEY = "datasets:export-scheduled"
+
+
 def datasets_schedule_export() -> None:
     """Ask for a fresh export once the current transaction commits (after a moderation
-    approval, say)."""
+    approval or an admin edit, say), DATASETS_EXPORT_DELAY_SECONDS later. The requests of that
+    window share one export: the first enqueues it, the others find it waiting (it reads the
+    data when it runs, after every one of them committed). Run eagerly (no broker), each
+    request exports at once."""
     from .tasks import datasets_export_if_changed as task
 
     delay = int(getattr(settings, "DATASETS_EXPORT_DELAY_SECONDS", 30))
-    transaction.on_commit(lambda: task.apply_async(kwargs={"force": True}, countdown=delay))
+
+    def enqueue() -> None:
+        if not settings.CELERY_TASK_ALWAYS_EAGER and not cache.add(SCHEDULED_KEY, 1, delay):
+            return  # one is already waiting to run
+        task.apply_async(kwargs={"force": True}, countdown=delay)
+
+    transaction.on_commit(enqueue)

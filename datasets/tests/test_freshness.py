@@ -66,6 +66,42 @@ def test_schedule_export_enqueues_the_task_after_commit(
     assert calls == [{"kwargs": {"force": True}, "countdown": 30}]
 
 
+def test_a_burst_of_requests_shares_one_export(
+    world, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a worker and a broker, as in production
+    cache.delete(services.SCHEDULED_KEY)
+    calls = []
+    monkeypatch.setattr(
+        tasks.datasets_export_if_changed, "apply_async", lambda **kw: calls.append(kw)
+    )
+    for _ in range(3):  # three approvals, each its own transaction
+        with django_capture_on_commit_callbacks(execute=True):
+            services.datasets_schedule_export()
+    assert calls == [{"kwargs": {"force": True}, "countdown": 30}]
+    cache.delete(services.SCHEDULED_KEY)  # the export ran: the next request enqueues again
+    with django_capture_on_commit_callbacks(execute=True):
+        services.datasets_schedule_export()
+    assert len(calls) == 2
+
+
+def test_an_admin_edit_asks_for_an_export(
+    world, admin_client, monkeypatch, django_capture_on_commit_callbacks
+):
+    """A renamed bar is invisible to the change fingerprint: the admin asks for an export."""
+    calls = []
+    monkeypatch.setattr(
+        tasks.datasets_export_if_changed, "apply_async", lambda **kw: calls.append(kw)
+    )
+    brand = world.brahma
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            f"/admin/beers/brand/{brand.pk}/change/", {"name": "Brahma Nova", "slug": brand.slug}
+        )
+    assert response.status_code == 302, response.content[:500]
+    assert calls == [{"kwargs": {"force": True}, "countdown": 30}]
+
+
 def test_task_runs_the_service(world):
     generation = tasks.datasets_export_if_changed.apply(kwargs={"force": True}).get()
     assert generation == read_pointer(datasets_storage())["generation"]
@@ -81,9 +117,17 @@ def test_beat_runs_the_task_every_five_minutes():
 
 
 def test_commands(world, tmp_path, capsys):
-    call_command("export_datasets", "--dir", str(tmp_path / "plain"))
+    call_command("export_datasets", "--dir", str(tmp_path / "plain"), verbosity=2)
     assert (tmp_path / "plain" / "index.json").exists()
-    call_command("export_datasets")
+    call_command("export_datasets", verbosity=2)
     assert "gen-" in capsys.readouterr().out
-    call_command("export_datasets", "--if-changed")
+    call_command("export_datasets", "--if-changed", verbosity=2)
     assert "unchanged" in capsys.readouterr().out
+
+
+def test_off_a_terminal_the_commands_say_nothing(world, tmp_path, capfd):
+    """cron, a pipe: no progress bar, no summary, no INFO log line (-v 2 shows them)."""
+    call_command("export_datasets", "--dir", str(tmp_path / "plain"))
+    call_command("export_datasets")
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")

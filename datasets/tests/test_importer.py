@@ -333,7 +333,7 @@ def test_command_imports_a_copy(exported, tmp_path, capsys):
     copy = tmp_path / "copy"
     shutil.copytree(exported, copy)
     wipe_database()
-    call_command("import_datasets", str(copy))
+    call_command("import_datasets", str(copy), verbosity=2)
     assert "9 prices" in capsys.readouterr().out
     header, rows = read_csv(copy / "manaus" / "deals.csv")
     assert Deal.objects.filter(city__slug="manaus").count() == len(rows) == 1

@@ -1,10 +1,30 @@
 """`python manage.py export_datasets [--dir DIR] [--if-changed]`: write the open datasets."""
 
+import contextlib
+import logging
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
 from datasets.services import datasets_export, datasets_export_if_changed
+
+
+@contextlib.contextmanager
+def quiet_logs(quiet: bool):
+    """Off a terminal (cron, a pipe) the commands say nothing unless something fails:
+    datasets' own INFO lines are held back too (`-v 2` shows them)."""
+    logger = logging.getLogger("datasets")
+    level = logger.level
+    if quiet:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def is_quiet(command: BaseCommand, options: dict) -> bool:
+    return options["verbosity"] < 2 and not command.stdout.isatty()
 
 
 class Command(BaseCommand):
@@ -22,13 +42,17 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, dir=None, if_changed=False, **options):
-        if if_changed and dir is None:
-            result = datasets_export_if_changed()
-            if result is None:
-                self.stdout.write("datasets: unchanged, nothing exported")
-                return
-        else:
-            result = datasets_export(directory=dir)
+        quiet = is_quiet(self, options)
+        with quiet_logs(quiet):
+            if if_changed and dir is None:
+                result = datasets_export_if_changed()
+            else:
+                result = datasets_export(directory=dir)
+        if quiet:
+            return
+        if result is None:
+            self.stdout.write("datasets: unchanged, nothing exported")
+            return
         where = result.generation or str(dir)
         total = sum(c["deals"] for c in result.counts.values())
         self.stdout.write(

@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from datasets.importer import ImportRefused, datasets_import
 
+from .export_datasets import is_quiet, quiet_logs
+
 
 class Command(BaseCommand):
     help = (
@@ -19,10 +21,14 @@ class Command(BaseCommand):
     def handle(self, *args, directory: Path, **options):
         if not directory.is_dir():
             raise CommandError(f"{directory} is not a folder")
+        quiet = is_quiet(self, options)
         try:
-            result = datasets_import(directory)
+            with quiet_logs(quiet):
+                result = datasets_import(directory)
         except ImportRefused as exc:
             raise CommandError(f"import refused, nothing changed: {exc}") from None
+        if quiet:
+            return
         for note in result.notes:
             self.stderr.write(note)
         self.stdout.write(
