@@ -207,7 +207,12 @@ def _deal_columns(city: City) -> QuerySet:
 
 
 def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
-    """The labels joined to each price: a FROM clause over arrays, and its parameters."""
+    """The labels joined to each price: a FROM clause over arrays, and its parameters.
+
+    Every price finds its labels (they are read from the same prices, in the same snapshot),
+    yet the joins are LEFT JOINs: an inner join on a jsonb equality with a function scan made
+    PostgreSQL guess 25 rows out of 1M, plan no parallel workers and take 4.1 s for the
+    deals' JSON instead of 2.9 s."""
     # One scan for both: the distinct (serving, schedule) pairs are few.
     pairs = (
         published_deals(city=city)
@@ -240,10 +245,11 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
         w_json.append(orjson.dumps(rows.schedules_item(schedules)).decode())
         w_label.append(labels.schedule_text(schedules or [], "pt-BR", valid_from, valid_until))
     sql = (
-        "JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
+        "LEFT JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
         "AS s(format_id, units, packaging, label) "
         "ON s.format_id = d.x_format AND s.units = d.x_units AND s.packaging = d.x_packaging "
-        "JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[], %s::text[], %s::text[]) "
+        "LEFT JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[], %s::text[], "
+        "%s::text[]) "
         "AS w(schedules, valid_from, valid_until, json, label) "
         "ON w.schedules = d.x_schedules "
         "AND w.valid_from = COALESCE(d.x_from, 'infinity'::date) "
@@ -358,7 +364,7 @@ def _attributes(qs: QuerySet) -> tuple[str, list]:
         as_json.append(orjson.dumps(items).decode())
         as_csv.append("|".join(items))
     sql = (
-        "JOIN unnest(%s::jsonb[], %s::text[], %s::text[]) AS a(attributes, json, csv) "
+        "LEFT JOIN unnest(%s::jsonb[], %s::text[], %s::text[]) AS a(attributes, json, csv) "
         "ON a.attributes = v.x_attributes"
     )
     return sql, [keys, as_json, as_csv]
