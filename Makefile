@@ -28,7 +28,7 @@ run: install
 	$(DEV_ENV) $(PY) manage.py collectstatic --noinput -v0
 	$(DEV_ENV) $(PY) manage.py export_datasets
 	@echo "Breja on http://127.0.0.1:$(PORT)/ (admin: /admin/, API: /api/v1/, MCP: /mcp)"
-	$(DEV_ENV) $(VENV)/bin/uvicorn config.asgi:application --no-proxy-headers --host 127.0.0.1 --port $(PORT)
+	$(DEV_ENV) $(VENV)/bin/uvicorn config.asgi:application --no-proxy-headers --no-access-log --host 127.0.0.1 --port $(PORT)
 
 test: install-dev
 	$(PY) -m tests.backends
