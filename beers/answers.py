@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 
 from beers import degraded
 from beers.errors import ApplicationError
@@ -55,17 +55,39 @@ def ensure_live() -> None:
         )
 
 
+VERSION_KEY = "live:data-version"
+
+
+def answers_changed() -> None:
+    """The data the live answers rest on changed (a confirmation, a dispute, a moderation
+    decision, an admin edit): once the transaction commits, every cached answer is stale, so
+    the next request of each is computed again, as the site pages are."""
+    transaction.on_commit(_bump_version, robust=True)
+
+
+def _bump_version() -> None:
+    try:
+        if not cache.add(VERSION_KEY, 1, timeout=None):
+            cache.incr(VERSION_KEY)
+    except ValueError:  # expired between add and incr
+        cache.add(VERSION_KEY, 1, timeout=None)
+
+
 def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnswer:
-    """Serve from the shared cache, or compute the answer and keep it while it holds.
+    """Serve from the shared cache, or compute the answer and keep it while it holds: until
+    its horizon and while the data version it was computed at is current (one round trip
+    reads both).
 
     A database that does not answer becomes the degraded 503 (the static datasets still work).
     """
-    key = "live:v2:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
+    key = "live:v3:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
-    hit = _cache_get(key)
+    found = _cache_get_many([key, VERSION_KEY])
+    version = found.get(VERSION_KEY, 0)
+    hit = found.get(key)
     if hit is not None:
-        body, computed_at, ttl = hit
-        if computed_at + ttl > now:
+        body, computed_at, ttl, computed_version = hit
+        if computed_at + ttl > now and computed_version == version:
             return CachedAnswer(body, ttl, int(now - computed_at))
     try:
         answer = compute()
@@ -77,16 +99,17 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     body = orjson.dumps(answer.data)
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))
     if ttl >= 1:
-        _cache_set(key, (body, now, ttl), ttl)
+        # the version read before computing: a change meanwhile makes this entry stale at once
+        _cache_set(key, (body, now, ttl, version), ttl)
     return CachedAnswer(body, max(ttl, 0))
 
 
-def _cache_get(key: str):
+def _cache_get_many(keys: list[str]) -> dict:
     try:
-        return cache.get(key)
+        return cache.get_many(keys)
     except Exception:  # a cache outage costs speed, never the answer
         logger.warning("answer cache unavailable", exc_info=True)
-        return None
+        return {}
 
 
 def _cache_set(key: str, value, ttl: int) -> None:

@@ -29,6 +29,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from beers import labels
+from beers.answers import answers_changed
 from beers.models import (
     Beer,
     Brand,
@@ -551,6 +552,7 @@ def datasets_schedule_export() -> None:
     request exports at once."""
     from .tasks import datasets_export_if_changed as task
 
+    answers_changed()  # the live answers too, at once
     delay = int(getattr(settings, "DATASETS_EXPORT_DELAY_SECONDS", 30))
 
     def enqueue() -> None:

@@ -14,6 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
+from beers.answers import answers_changed
 from beers.crypto import blind_index
 from beers.errors import Issue, not_found, unprocessable
 from beers.models import (
@@ -299,6 +300,7 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     if counted:
         deal_record_check(deal=deal, source=CheckSource.CONFIRMATION)
         Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
+        answers_changed()
     return RECEIVED
 
 
@@ -326,6 +328,7 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
     elif deal.open_disputes >= DISPUTED_AT:
         deal.status = DealStatus.DISPUTED
     deal.save(update_fields=["open_disputes", "status"])
+    answers_changed()
     return RECEIVED
 
 

@@ -1,6 +1,7 @@
 """Every answer of the write table: 202 received/duplicate, 403, 404, 413, 422, 429, 503."""
 
 import pytest
+from django.test import Client
 
 from beers.counters import parse_rate
 from beers.degraded import switch_on
@@ -593,3 +594,29 @@ def test_database_failing_mid_write_is_503_and_the_cap_slot_is_returned(
     assert response.json()["error"] == "unavailable"
     assert "Retry-After" in response
     assert limits.cap_count("city-requests", _hash()) == 0
+
+
+# --- the live answers follow the writes ---------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_cached_search_shows_a_confirmation_and_drops_a_suspended_price_at_once(
+    world, writes_open, django_capture_on_commit_callbacks
+):
+    """The answers are cached for 10 minutes, but not past a change of their data."""
+
+    def search() -> dict:
+        response = Client().get("/api/v1/search", {"city": "sao-paulo"})
+        assert response.status_code == 200
+        return {d["id"]: d for d in response.json()["deals"]}
+
+    assert search()[world.deal.pk]["confirmations"] == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        path = f"/api/v1/deals/{world.deal.pk}/confirm"
+        assert JsonClient("192.0.2.30").post(path, {"turnstile": "t"}).status_code == 202
+    assert search()[world.deal.pk]["confirmations"] == 1
+    for i in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            path = f"/api/v1/deals/{world.deal.pk}/dispute"
+            assert JsonClient(f"192.0.2.{40 + i}").post(path, {"turnstile": "t"}).status_code == 202
+    assert world.deal.pk not in search()
