@@ -4,7 +4,9 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 PYTHON ?= python3
-DEV_ENV := DEBUG=1 ENVIRONMENT=development
+# The addresses the API and pages give (url, city_url, canonical) follow the port served.
+SITE_URL ?= http://127.0.0.1:$(PORT)
+DEV_ENV := DEBUG=1 ENVIRONMENT=development SITE_URL=$(SITE_URL)
 
 .PHONY: install install-dev run test lint bench bench-mcp migrate clean
 

@@ -1,5 +1,6 @@
 """Breja settings, read from the environment (see the table in README.md)."""
 
+import os
 from pathlib import Path
 
 import environ
@@ -89,6 +90,8 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'breja.sqlite3'}"),
 }
+if "DATABASE_URL" not in os.environ:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)  # the embedded database's folder, on a fresh clone
 _db = DATABASES["default"]
 if _db["ENGINE"] == "django.db.backends.postgresql":
     # No persistent connections under ASGI (Django ticket 33497): a pool instead, bounded waits.

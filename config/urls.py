@@ -33,4 +33,11 @@ def handler404(request, exception=None):
 def handler500(request):
     if _is_api(request):
         return json_error(500, "Internal error.")
-    return HttpResponseServerError("<h1>Erro interno</h1>")
+    if request.path == "/en" or request.path.startswith("/en/"):
+        lang, title, text = "en", "Internal error", "Something went wrong on our side."
+    else:
+        lang, title, text = "pt-BR", "Erro interno", "Algo deu errado do nosso lado."
+    return HttpResponseServerError(
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+        f"<title>{title} · Breja</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"
+    )

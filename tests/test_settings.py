@@ -46,3 +46,17 @@ def test_check_deploy_is_clean_with_production_settings():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_the_html_500_page_names_its_language_and_title():
+    from django.test import RequestFactory
+
+    from config.urls import handler500
+
+    english = handler500(RequestFactory().get("/en/sao-paulo"))
+    assert english.status_code == 500
+    assert b'<html lang="en">' in english.content and b"<title>Internal error" in english.content
+    portuguese = handler500(RequestFactory().get("/sao-paulo"))
+    assert b'<html lang="pt-BR">' in portuguese.content and b"Erro interno" in portuguese.content
+    api = handler500(RequestFactory().get("/api/v1/search"))
+    assert api["Content-Type"] == "application/json"
