@@ -34,6 +34,14 @@ def tree(root: Path) -> dict[str, bytes]:
     }
 
 
+def assert_same_trees(first: Path, second: Path) -> None:
+    """The same files with the same bytes (the export's trees, updated_at aside)."""
+    a, b = tree(first), tree(second)
+    assert list(a) == list(b)
+    for name in a:
+        assert a[name] == b[name], name
+
+
 def wipe_database() -> None:
     PriceCheck.objects.all().delete()
     Deal.objects.all().delete()

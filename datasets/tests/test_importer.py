@@ -12,7 +12,7 @@ from datasets.importer import ImportRefused, datasets_import
 from datasets.services import datasets_export
 
 from .conftest import at
-from .helpers import read_csv, read_json, tree, wipe_database
+from .helpers import assert_same_trees, read_csv, read_json, tree, wipe_database
 
 pytestmark = pytest.mark.django_db
 
@@ -31,10 +31,7 @@ def test_round_trip_into_an_empty_database_gives_the_same_files(exported, tmp_pa
     assert result.checks_created == 9
     again = tmp_path / "b"
     datasets_export(directory=again, progress=False)
-    first, second = tree(exported), tree(again)
-    assert list(first) == list(second)
-    for name in first:
-        assert first[name] == second[name], name
+    assert_same_trees(exported, again)
 
 
 def test_round_trip_keeps_the_price_index_of_months_whose_checks_the_files_lack(world, tmp_path):
@@ -56,10 +53,7 @@ def test_round_trip_keeps_the_price_index_of_months_whose_checks_the_files_lack(
     assert PriceIndexHistory.objects.filter(month="2026-08").exists()
     second = tmp_path / "second"
     datasets_export(directory=second, progress=False)
-    a, b = tree(first), tree(second)
-    assert list(a) == list(b)
-    for name in a:
-        assert a[name] == b[name], name
+    assert_same_trees(first, second)
 
 
 def test_import_keeps_ids_and_next_ids_follow_them(exported):
