@@ -23,7 +23,7 @@ from django.db.models import F, QuerySet
 
 from beers import labels
 from beers.dbcopy import copy_out
-from beers.models import City, Format
+from beers.models import RANKED_STATUSES, Beer, Brand, City, DealKind, Format
 from beers.selectors.published import price_brand, published_deals
 
 from . import rows
@@ -226,11 +226,16 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
         servings.add((format_id, units, packaging))
         key = orjson.dumps(schedules).decode()
         whens.setdefault((key, valid_from, valid_until), (schedules, valid_from, valid_until))
-    s_format, s_units, s_packaging, s_label = [], [], [], []
+    s_format, s_units, s_packaging, s_label, s_json = [], [], [], [], []
     for format_id, units, packaging in servings:
         s_format.append(format_id)
         s_units.append(units)
         s_packaging.append(packaging)
+        s_json.append(
+            _fragment(
+                {"format_code": formats[format_id].code, "units": units, "packaging": packaging}
+            )
+        )
         s_label.append(
             labels.serving_label(
                 fmt=formats[format_id], units=units, packaging=packaging, lang="pt-BR"
@@ -242,31 +247,78 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
         # no date: 'infinity', which no real date equals (a NULL would never join)
         w_from.append(valid_from.isoformat() if valid_from else "infinity")
         w_until.append(valid_until.isoformat() if valid_until else "infinity")
-        w_json.append(orjson.dumps(rows.schedules_item(schedules)).decode())
+        w_json.append(
+            _fragment(
+                {
+                    "valid_from": valid_from.isoformat() if valid_from else None,
+                    "valid_until": valid_until.isoformat() if valid_until else None,
+                    "schedules": rows.schedules_item(schedules),
+                }
+            )
+        )
         w_label.append(labels.schedule_text(schedules or [], "pt-BR", valid_from, valid_until))
+    beers = sorted(Beer.objects.values_list("slug", flat=True))
+    brands = sorted(Brand.objects.values_list("slug", flat=True))
     sql = (
-        "LEFT JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[]) "
-        "AS s(format_id, units, packaging, label) "
+        "LEFT JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[], %s::text[]) "
+        "AS s(format_id, units, packaging, label, json) "
         "ON s.format_id = d.x_format AND s.units = d.x_units AND s.packaging = d.x_packaging "
         "LEFT JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[], %s::text[], "
         "%s::text[]) "
         "AS w(schedules, valid_from, valid_until, json, label) "
         "ON w.schedules = d.x_schedules "
         "AND w.valid_from = COALESCE(d.x_from, 'infinity'::date) "
-        "AND w.valid_until = COALESCE(d.x_until, 'infinity'::date)"
+        "AND w.valid_until = COALESCE(d.x_until, 'infinity'::date) "
+        "LEFT JOIN unnest(%s::text[], %s::text[]) AS bj(slug, json) ON bj.slug = d.x_beer "
+        "LEFT JOIN unnest(%s::text[], %s::text[]) AS rj(slug, json) ON rj.slug = d.x_brand"
     )
     params = [
         s_format,
         s_units,
         s_packaging,
         s_label,
+        s_json,
         w_key,
         w_from,
         w_until,
         w_json,
         w_label,
+        beers,
+        [_fragment({"beer": slug}) for slug in beers],
+        brands,
+        [_fragment({"brand": slug}) for slug in brands],
     ]
     return sql, params
+
+
+def _fragment(fields: dict) -> str:
+    """`,"key":value,…`: members of a JSON object as orjson writes them, to join in SQL."""
+    return "," + orjson.dumps(fields).decode()[1:-1]
+
+
+def _json_pieces(pieces: list[tuple[tuple[str, ...], str]], keys: tuple[str, ...]) -> str:
+    """SQL of one compact JSON object from pieces (the keys a piece writes, the SQL of its
+    text: `,"key":value` for each), refusing pieces out of the format's order (datasets.rows).
+    """
+    written = tuple(key for piece_keys, _ in pieces for key in piece_keys)
+    if written != keys:
+        raise ValueError(f"SQL and format differ: {written} != {keys}")
+    first, *rest = (sql for _, sql in pieces)
+    if not first.startswith(_literal(",")[:-1]):  # pragma: no cover - a programming error
+        raise ValueError("the first piece must be a _member")
+    first = "'{" + first[2:]  # its leading comma opens the object instead
+    return "concat(" + ", ".join([first, *rest, "'}'"]) + ")"
+
+
+def _member(key: str, value_sql: str) -> tuple[tuple[str, ...], str]:
+    """A piece of one member whose value is JSON text (never NULL)."""
+    return (key,), f"{_literal(',' + orjson.dumps(key).decode() + ':')}, {value_sql}"
+
+
+def _choice(key: str, column: str, values) -> tuple[tuple[str, ...], str]:
+    """A member whose value is one of a few known strings: their JSON, written once."""
+    cases = " ".join(f"WHEN {_literal(v)} THEN {_literal(_fragment({key: v}))}" for v in values)
+    return (key,), f"(CASE {column} {cases} END)"
 
 
 def _per_litre(d: str = "d") -> str:
@@ -281,31 +333,37 @@ def write_deals(city: City, folder, header_writer_factory, formats, tick=None) -
     """`deals.json` and `deals.csv` of a city, written by PostgreSQL."""
     inner, inner_params = _inner(_deal_columns(city))
     joins, join_params = _labels(city, formats)
-    item = _json_fields(
-        {
-            "id": ("d.x_id", "int"),
-            "venue_id": ("d.x_venue", "int"),
-            "beer": ("d.x_beer", "text"),
-            "brand": ("d.x_brand", "text"),
-            "format_code": ("d.x_format_code", "text"),
-            "units": ("d.x_units", "int"),
-            "packaging": ("d.x_packaging", "text"),
-            "kind": ("d.x_kind", "text"),
-            "price_cents": ("d.x_price", "int"),
-            "price_per_litre_cents": (_per_litre(), "int"),
-            "open_bar_minutes": ("d.x_open_bar", "int"),
-            "service_charge_pct": ("d.x_service", "int"),
-            "couvert_cents": ("d.x_couvert", "int"),
-            "conditions": ("NULLIF(d.x_conditions, '')", "text"),
-            "valid_from": (_date("d.x_from"), "text"),
-            "valid_until": (_date("d.x_until"), "text"),
-            "schedules": ("w.json", "json"),
-            "verified_at": (_unix("d.x_verified"), "int"),
-            "created_at": (_unix("d.x_created"), "int"),
-            "confirmations": ("d.x_confirmations", "int"),
-            "open_disputes": ("d.x_disputes", "int"),
-            "status": ("d.x_status", "text"),
-        },
+    # Strings come joined, their JSON written once per distinct value (a serving, a validity
+    # and schedule, a beer, a brand); only `conditions` is escaped row by row. On 1M prices this
+    # took 3.0 s of one core instead of 3.9 s with a member-by-member concat().
+    item = _json_pieces(
+        [
+            _member("id", "d.x_id"),
+            _member("venue_id", "d.x_venue"),
+            (("beer",), """COALESCE(bj.json, ',"beer":null')"""),
+            (("brand",), """COALESCE(rj.json, ',"brand":null')"""),
+            (("format_code", "units", "packaging"), "s.json"),
+            _choice("kind", "d.x_kind", DealKind.values),
+            _member("price_cents", "d.x_price"),
+            _member(
+                "price_per_litre_cents",
+                f"(CASE WHEN d.x_kind = 'open_bar' THEN 'null' ELSE ({_per_litre()})::text END)",
+            ),
+            _member("open_bar_minutes", "COALESCE(d.x_open_bar::text, 'null')"),
+            _member("service_charge_pct", "COALESCE(d.x_service::text, 'null')"),
+            _member("couvert_cents", "COALESCE(d.x_couvert::text, 'null')"),
+            _member(
+                "conditions",
+                "(CASE WHEN d.x_conditions = '' THEN 'null' "
+                "ELSE to_json(d.x_conditions::text)::text END)",
+            ),
+            (("valid_from", "valid_until", "schedules"), "w.json"),
+            _member("verified_at", _unix("d.x_verified")),
+            _member("created_at", _unix("d.x_created")),
+            _member("confirmations", "d.x_confirmations"),
+            _member("open_disputes", "d.x_disputes"),
+            _choice("status", "d.x_status", RANKED_STATUSES),
+        ],
         rows.DEAL_KEYS,
     )
     source = f"FROM ({inner}) d {joins}"
