@@ -21,4 +21,6 @@ urlpatterns = [
     re_path(rf"^en/{CITY}/{VENUE}$", views.venue_page, EN, name="venue-en"),
     re_path(rf"^{CITY}$", views.city_page, name="city"),
     re_path(rf"^{CITY}/{VENUE}$", views.venue_page, name="venue"),
+    # A page asked with a trailing slash (typed, or cut from a link): the page's own address.
+    re_path(rf"^(?P<page>en|(?:en/)?{CITY}(?:/{VENUE})?)/$", views.without_slash),
 ]

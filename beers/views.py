@@ -10,7 +10,7 @@ import logging
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponsePermanentRedirect
 from django.template.response import TemplateResponse
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
@@ -226,3 +226,9 @@ def venue_page(request, city: str, venue: str, lang: str = "pt-BR") -> HttpRespo
         request, "beers/venue.html", lang, context, alternate=f"{_prefix(other)}/{city}/{venue}"
     )
     return _cache(response, answer.fresh_until)
+
+
+def without_slash(request, page: str, **_parts):
+    """301 to the page's address without the trailing slash, keeping the query."""
+    query = request.META.get("QUERY_STRING", "")
+    return HttpResponsePermanentRedirect(f"/{page}" + (f"?{query}" if query else ""))

@@ -551,3 +551,11 @@ def test_a_price_takes_its_beers_brand_everywhere(client, bar, formats):
     moved.beer_id = amstel.pk
     moved.save(update_fields=["beer"])
     assert Deal.objects.get(pk=other.pk).brand_id == amstel.brand_id
+
+
+def test_error_answers_say_their_messages_are_english(client, city):
+    for params in ({"city": "sao-paulo", "limit": 0, "lang": "pt-BR"}, {"city": "atlantis"}):
+        response = client.get("/api/v1/search", params)
+        assert response.status_code in (400, 404)
+        assert response["Content-Language"] == "en"
+    assert client.get("/api/v1/nope")["Content-Language"] == "en"

@@ -69,7 +69,17 @@ def application_error_response(exc: ApplicationError) -> Response:
     return Response(body, status=exc.status, headers=exc.headers or None)
 
 
+ERRORS_LANGUAGE = "en"  # every error message is in English, whatever the query's `lang`
+
+
 def exception_handler(exc, context):
+    """DRF's exception handler: every error an ErrorResponse, in English."""
+    response = _error_response(exc, context)
+    response["Content-Language"] = ERRORS_LANGUAGE
+    return response
+
+
+def _error_response(exc, context):
     if isinstance(exc, ApplicationError):
         return application_error_response(exc)
     if isinstance(exc, Http404):
@@ -116,4 +126,6 @@ def json_error(status: int, message: str = "", **extra) -> JsonResponse:
     """An ErrorResponse outside DRF (Django's 404/500 handlers, middleware)."""
     body = error_body(STATUS_CODES.get(status, "internal_error"), message)
     body.update(extra)
-    return JsonResponse(body, status=status)
+    response = JsonResponse(body, status=status)
+    response["Content-Language"] = ERRORS_LANGUAGE
+    return response

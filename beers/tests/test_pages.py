@@ -239,6 +239,21 @@ def test_unknown_city_or_bar_is_an_html_404(client, world, path):
     assert "<h1>" in text(response)
 
 
+@pytest.mark.parametrize(
+    ("path", "target"),
+    [
+        ("/sao-paulo/", "/sao-paulo"),
+        ("/en/", "/en"),
+        ("/en/sao-paulo/", "/en/sao-paulo"),
+        ("/sao-paulo/boteco-do-ze/?x=1", "/sao-paulo/boteco-do-ze?x=1"),
+    ],
+)
+def test_a_trailing_slash_leads_to_the_page(client, world, path, target):
+    response = client.get(path)
+    assert (response.status_code, response["Location"]) == (301, target)
+    assert client.get(target).status_code == 200
+
+
 def test_404_speaks_the_language_of_the_address(client, world):
     assert "Página não encontrada" in text(client.get("/curitiba"))
     assert "Page not found" in text(client.get("/en/curitiba"))
