@@ -58,19 +58,37 @@ def ensure_live() -> None:
 VERSION_KEY = "live:data-version"
 
 
-def answers_changed() -> None:
-    """The data the live answers rest on changed (a confirmation, a dispute, a moderation
-    decision, an admin edit): once the transaction commits, every cached answer is stale, so
-    the next request of each is computed again, as the site pages are."""
-    transaction.on_commit(_bump_version, robust=True)
+def _version_keys(key_parts: tuple) -> list[str]:
+    """The data versions an answer rests on: the global one (moderation, admin edits), and
+    its city's or its bar's (confirmations and disputes change only those)."""
+    query = key_parts[-1]
+    keys = [VERSION_KEY]
+    if city := getattr(query, "city", None):
+        keys.append(f"{VERSION_KEY}:city:{city}")
+    elif venue_id := getattr(query, "venue_id", None):
+        keys.append(f"{VERSION_KEY}:venue:{venue_id}")
+    return keys
 
 
-def _bump_version() -> None:
-    try:
-        if not cache.add(VERSION_KEY, 1, timeout=None):
-            cache.incr(VERSION_KEY)
-    except ValueError:  # expired between add and incr
-        cache.add(VERSION_KEY, 1, timeout=None)
+def answers_changed(*, city: str | None = None, venue_id: int | None = None) -> None:
+    """The data the live answers rest on changed: once the transaction commits, the cached
+    answers that rest on it are stale, so the next request of each is computed again (as the
+    site pages are). With no city and bar: every answer (a moderation decision, an admin
+    edit); with them: the answers of that city and of that bar (a confirmation, a dispute)."""
+    keys = [f"{VERSION_KEY}:city:{city}"] if city else []
+    keys += [f"{VERSION_KEY}:venue:{venue_id}"] if venue_id else []
+    transaction.on_commit(lambda: _bump(keys or [VERSION_KEY]), robust=True)
+
+
+def _bump(keys: list[str]) -> None:
+    for key in keys:
+        try:
+            if not cache.add(key, 1, timeout=None):
+                cache.incr(key)
+        except ValueError:  # gone between add and incr
+            cache.add(key, 1, timeout=None)
+        except Exception:  # the cache is down: nothing is served from it either
+            logger.warning("answer cache unavailable", exc_info=True)
 
 
 def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnswer:
@@ -82,13 +100,14 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     """
     key = "live:v3:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
-    found = _cache_get_many([key, VERSION_KEY])
-    version = found.get(VERSION_KEY, 0)
+    version_keys = _version_keys(key_parts)
+    found = _cache_get_many([key, *version_keys])
+    version = tuple(found.get(k, 0) for k in version_keys)
     hit = found.get(key)
     if hit is not None:
         body, computed_at, ttl, computed_version = hit
         if computed_at + ttl > now and computed_version == version:
-            return CachedAnswer(body, ttl, int(now - computed_at))
+            return CachedAnswer(body, ttl, max(0, int(now - computed_at)))
     try:
         answer = compute()
     except (DatabaseError, PoolTimeout) as exc:

@@ -56,6 +56,7 @@ from beers.selectors.price_index import MONTH_RE, SCOPES, month_is_final
 
 from . import rows
 from .rows import from_unix, price_per_litre_cents
+from .services import datasets_schedule_export
 
 BATCH = 1000
 _SLUG = re.compile(SLUG_RE)
@@ -973,4 +974,5 @@ def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportR
             found["venues"] = _check_twins(root, city, found, index_items)
         _check_index(root, counts)
         _reset_sequences()
+        datasets_schedule_export()  # the served files and the live answers follow
     return result

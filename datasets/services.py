@@ -38,6 +38,7 @@ from beers.models import (
     Format,
     Neighbourhood,
     PriceCheck,
+    PriceIndexHistory,
     Venue,
 )
 from beers.selectors.catalog import catalog, cities_summary
@@ -208,7 +209,8 @@ def _write_json(
 
 def data_fingerprint() -> str:
     """A cheap digest that changes when the published data changes (new, edited, moderated or
-    checked prices; new or closed bars; catalogue or city changes). Six aggregate queries.
+    checked prices; new or closed bars; catalogue or city changes; an imported index). Seven
+    aggregate queries.
 
     Edits it cannot see (a renamed bar, say) reach the files at the next forced export
     (DATASETS_MAX_AGE_SECONDS) or when a service calls datasets_schedule_export().
@@ -231,6 +233,7 @@ def data_fingerprint() -> str:
         PriceCheck.objects.aggregate(n=Count("id"), max_id=Max("id")),
         City.objects.aggregate(n=Count("id"), active=Count("id", filter=Q(active=True))),
         Neighbourhood.objects.aggregate(n=Count("id"), max_id=Max("id")),
+        PriceIndexHistory.objects.aggregate(n=Count("id"), max_id=Max("id")),
         {
             "brands": Brand.objects.count(),
             "beers": Beer.objects.aggregate(n=Count("id"), max_id=Max("id")),
@@ -556,8 +559,20 @@ def datasets_schedule_export() -> None:
     delay = int(getattr(settings, "DATASETS_EXPORT_DELAY_SECONDS", 30))
 
     def enqueue() -> None:
-        if not settings.CELERY_TASK_ALWAYS_EAGER and not cache.add(SCHEDULED_KEY, 1, delay):
-            return  # one is already waiting to run
-        task.apply_async(kwargs={"force": True}, countdown=delay)
+        marked = False
+        if not settings.CELERY_TASK_ALWAYS_EAGER:
+            try:
+                if not cache.add(SCHEDULED_KEY, 1, delay):
+                    return  # one is already waiting to run
+                marked = True
+            except Exception:  # no cache: an export per request, as before the mark
+                logger.warning("datasets: cache unavailable, export not shared", exc_info=True)
+        try:
+            task.apply_async(kwargs={"force": True}, countdown=delay)
+        except Exception:
+            if marked:  # nothing waits to run: the next request must enqueue
+                cache.delete(SCHEDULED_KEY)
+            raise
 
-    transaction.on_commit(enqueue)
+    # robust: the data is committed; a broker down costs the export, never the request
+    transaction.on_commit(enqueue, robust=True)

@@ -265,6 +265,12 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
     }:
         raise ReviewError(_("Só dá para mesclar com um preço de um bar parecido com o novo."))
     payload = submission.payload
+    seen_at = _verified_at(submission.city, payload)
+    if deal.verified_at is not None and seen_at < deal.verified_at:
+        # the price was checked after the sender saw it: its details would mix two offers
+        raise ReviewError(
+            _("Esse preço foi checado depois do que o envio viu; rejeite-o como desatualizado.")
+        )
     changed = [name for name in MERGED_FIELDS if name in payload]
     for name in changed:
         setattr(deal, name, payload[name])
@@ -285,7 +291,7 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         deal=deal,
         source=CheckSource.SUBMISSION,
         price_cents=price_cents(payload["price"]),
-        at=_verified_at(submission.city, payload),
+        at=seen_at,
     )
     _decide(submission, ReviewState.MERGED, deal=deal)
     _notify_submission_later(submission)

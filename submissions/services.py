@@ -300,8 +300,14 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     if counted:
         deal_record_check(deal=deal, source=CheckSource.CONFIRMATION)
         Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
-        answers_changed()
+        _answers_changed(deal)
     return RECEIVED
+
+
+def _answers_changed(deal: Deal) -> None:
+    """The live answers of the price's city and bar (a confirmation, a dispute)."""
+    city = City.objects.filter(pk=deal.city_id).values_list("slug", flat=True).first()
+    answers_changed(city=city, venue_id=deal.venue_id)
 
 
 @transaction.atomic
@@ -328,7 +334,7 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
     elif deal.open_disputes >= DISPUTED_AT:
         deal.status = DealStatus.DISPUTED
     deal.save(update_fields=["open_disputes", "status"])
-    answers_changed()
+    _answers_changed(deal)
     return RECEIVED
 
 

@@ -85,6 +85,21 @@ def test_a_burst_of_requests_shares_one_export(
     assert len(calls) == 2
 
 
+def test_a_broker_down_costs_the_export_never_the_committed_request(
+    world, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    cache.delete(services.SCHEDULED_KEY)
+
+    def broker_down(**kwargs):
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.datasets_export_if_changed, "apply_async", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.datasets_schedule_export()  # robust: logged, not raised
+    assert cache.get(services.SCHEDULED_KEY) is None  # the next request enqueues
+
+
 def test_an_admin_edit_asks_for_an_export(
     world, admin_client, monkeypatch, django_capture_on_commit_callbacks
 ):

@@ -620,3 +620,22 @@ def test_a_cached_search_shows_a_confirmation_and_drops_a_suspended_price_at_onc
             path = f"/api/v1/deals/{world.deal.pk}/dispute"
             assert JsonClient(f"192.0.2.{40 + i}").post(path, {"turnstile": "t"}).status_code == 202
     assert world.deal.pk not in search()
+
+
+@pytest.mark.django_db
+def test_a_confirmation_stales_only_its_citys_and_bars_answers(
+    world, writes_open, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    """A confirmation in Recife leaves São Paulo's cached answers alone."""
+    client = Client()
+    sao_paulo = {"city": "sao-paulo"}
+    assert client.get("/api/v1/search", sao_paulo).status_code == 200
+    assert client.get(f"/api/v1/venues/{world.venue.pk}").status_code == 200
+    with django_capture_on_commit_callbacks(execute=True):
+        path = f"/api/v1/deals/{world.other_deal.pk}/confirm"
+        assert JsonClient("192.0.2.50").post(path, {"turnstile": "t"}).status_code == 202
+    with django_assert_num_queries(0):
+        assert client.get("/api/v1/search", sao_paulo).status_code == 200
+        assert client.get(f"/api/v1/venues/{world.venue.pk}").status_code == 200
+    recife = client.get("/api/v1/search", {"city": "recife"}).json()["deals"]
+    assert [d["confirmations"] for d in recife] == [1]

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from beers.models import CheckSource, Deal, DealStatus, Neighbourhood, PriceCheck, Venue
-from beers.services import deal_create
+from beers.services import deal_create, deal_record_check
 from submissions.models import (
     BarOwnerMessage,
     CityRequest,
@@ -380,18 +380,34 @@ def test_merge_only_into_a_live_price_since_the_sender_is_told_it_is_live(
     assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
 
 
-def test_an_older_observation_merged_joins_the_history_only(mod, world, api, writes_open):
-    """A price seen in 2020 neither takes the place of today's check nor its amount."""
+def test_an_observation_older_than_the_last_check_is_not_merged(mod, world, api, writes_open):
+    """A price seen in 2020 would take today's place (and mix two offers' details)."""
     Deal.objects.filter(pk=world.deal.pk).update(verified_at=timezone.now())
     before = Deal.objects.get(pk=world.deal.pk)
-    sub = submit(api, world, price=9.9, observed_on="2020-01-01")
+    sub = submit(api, world, price=49.5, units=5, observed_on="2020-01-01")
     decide(mod, sub, decision="merge", deal=str(world.deal.pk))
-    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.MERGED
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
     deal = Deal.objects.get(pk=world.deal.pk)
-    assert (deal.verified_at, deal.price_cents) == (before.verified_at, before.price_cents)
-    old = deal.checks.order_by("checked_at").first()
-    assert (old.checked_at.year, old.price_cents) == (2020, 990)
+    assert (deal.verified_at, deal.price_cents, deal.units) == (
+        before.verified_at,
+        before.price_cents,
+        before.units,
+    )
+    assert deal.checks.count() == before.checks.count()
     assert [d["venue"] for d in search(Client())].count("Bar do Zé") == 1
+
+
+def test_an_older_check_joins_the_history_only(world):
+    """deal_record_check: a check older than the last one moves neither the date nor the
+    amount back."""
+    deal = Deal.objects.get(pk=world.deal.pk)
+    last = deal.verified_at
+    deal_record_check(
+        deal=deal, source=CheckSource.MODERATOR, price_cents=500, at=last - dt.timedelta(days=30)
+    )
+    deal.refresh_from_db()
+    assert (deal.verified_at, deal.price_cents) == (last, 1290)
+    assert deal.checks.filter(price_cents=500).exists()
 
 
 def test_a_new_amount_starts_the_confirmations_again(mod, world, api, writes_open):
