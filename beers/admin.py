@@ -283,11 +283,13 @@ class DealAdmin(RefreshesDatasetsMixin, DealPriceColumns, admin.ModelAdmin):
         return str(obj.beer or obj.brand or "—")
 
     def save_model(self, request, obj: Deal, form, change):
-        if change and "price_cents" in form.changed_data:
-            obj.confirmations = 0  # they confirmed the old amount
+        corrected = change and "price_cents" in form.changed_data
+        if corrected:
+            # The new amount goes through a check, which also restarts the confirmations.
+            amount, obj.price_cents = obj.price_cents, form.initial["price_cents"]
         super().save_model(request, obj, form, change)
-        if change and "price_cents" in form.changed_data:
-            deal_record_check(deal=obj, source=CheckSource.MODERATOR, price_cents=obj.price_cents)
+        if corrected:
+            deal_record_check(deal=obj, source=CheckSource.MODERATOR, price_cents=amount)
 
     @admin.action(description=_("Registrar checagem: preço conferido hoje"))
     def record_check(self, request, queryset):

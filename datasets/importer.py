@@ -52,7 +52,7 @@ from beers.models import (
     VenueStatus,
     validate_timezone,
 )
-from beers.selectors.price_index import MONTH_RE, SCOPES, month_is_final
+from beers.selectors.price_index import FIGURES, MONTH_RE, SCOPES, month_is_final
 
 from . import rows
 from .rows import from_unix, price_per_litre_cents
@@ -522,7 +522,11 @@ def _import_catalog(root: Path, result: ImportResult) -> None:
     result.brands, result.beers, result.formats = len(brands), len(beers), len(formats)
 
 
-def _import_neighbourhoods(root: Path, city: City, result: ImportResult) -> dict[str, int]:
+def _import_neighbourhoods(
+    root: Path, city: City, result: ImportResult
+) -> tuple[dict[str, int], int]:
+    """The city's bairros with a boundary; returns (slug → id of every bairro of the city,
+    the number of features)."""
     rel = f"{city.slug}/neighbourhoods.geojson"
     data = _load(root, rel)
     if data.get("type") != "FeatureCollection":
@@ -563,7 +567,7 @@ def _import_neighbourhoods(root: Path, city: City, result: ImportResult) -> dict
         labels=labels,
     )
     result.neighbourhoods += len(objs)
-    return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id"))
+    return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id")), len(objs)
 
 
 def _csv_names(root: Path, rel: str, column: str) -> dict[int, str]:
@@ -575,17 +579,26 @@ def _csv_names(root: Path, rel: str, column: str) -> dict[int, str]:
         return {}
 
 
-def _elsewhere(model, ids: list[int], city: City) -> dict[int, str]:
-    """id → city slug of the rows among `ids` that belong to another city (in chunks: a
-    database takes a bounded number of parameters)."""
-    found = {}
+def _refuse_other_cities_ids(model, what: str, rel: str, ids: list[int], labels, city: City):
+    """Refuse the first of `ids` that the database holds for another city (an id names one
+    bar, one price). `labels`: (item index, id) of each id. Queried in chunks: a database takes
+    a bounded number of parameters."""
+    found: dict[int, str] = {}
     for start in range(0, len(ids), BATCH):
         found.update(
             model.objects.filter(id__in=ids[start : start + BATCH])
             .exclude(city=city)
             .values_list("id", "city__slug")
         )
-    return found
+    for i, item_id in labels:
+        if item_id in found:
+            raise ImportRefused(
+                rel,
+                f"already the id of a {what} of {found[item_id]} in the database",
+                item=i,
+                item_id=item_id,
+                field="id",
+            )
 
 
 def _import_venues(
@@ -602,25 +615,17 @@ def _import_venues(
     taken = dict(Venue.objects.filter(city=city).values_list("slug", "id"))
     for i, raw in enumerate(raw_items):
         item = _clean(rel, i, raw, VENUE_FIELDS)
+
+        def refuse(message, fld, i=i, item_id=item["id"]):
+            return ImportRefused(rel, message, item=i, item_id=item_id, field=fld)
+
         if item["id"] in ids:
-            raise ImportRefused(rel, "repeated", item=i, item_id=item["id"], field="id")
+            raise refuse("repeated", "id")
         if item["id"] in tree:
-            raise ImportRefused(
-                rel,
-                f"already the id of a bar of {tree[item['id']]}",
-                item=i,
-                item_id=item["id"],
-                field="id",
-            )
+            raise refuse(f"already the id of a bar of {tree[item['id']]}", "id")
         ids[item["id"]] = item["status"]
         if item["slug"] in slugs:
-            raise ImportRefused(
-                rel,
-                f"already used by item {slugs[item['slug']]}",
-                item=i,
-                item_id=item["id"],
-                field="slug",
-            )
+            raise refuse(f"already used by item {slugs[item['slug']]}", "slug")
         slugs[item["slug"]] = i
         slug = item.pop("neighbourhood")
         if slug is not None and slug not in hoods:
@@ -634,16 +639,8 @@ def _import_venues(
             result.notes.append(f"{rel}: created bairro {slug} (no boundary in the GeoJSON)")
         objs.append(Venue(city=city, neighbourhood_id=hoods.get(slug), **item))
         labels.append((i, item["id"]))
-    elsewhere = _elsewhere(Venue, list(ids), city)
+    _refuse_other_cities_ids(Venue, "bar", rel, list(ids), labels, city)
     for obj, (i, item_id) in zip(objs, labels, strict=True):
-        if item_id in elsewhere:
-            raise ImportRefused(
-                rel,
-                f"already the id of a bar of {elsewhere[item_id]} in the database",
-                item=i,
-                item_id=item_id,
-                field="id",
-            )
         owner = taken.get(obj.slug, item_id)
         if owner != item_id and owner not in ids:  # a bar the file does not rename
             raise ImportRefused(
@@ -670,7 +667,8 @@ def _import_deals(
     result: ImportResult,
     bar: bool,
     tree: set[int],
-) -> None:
+) -> int:
+    """The city's prices; returns how many."""
     rel = f"{city.slug}/deals.json"
     envelope, items = _items_stream(root, rel)
     _envelope(envelope, rel, city.slug)
@@ -683,6 +681,7 @@ def _import_deals(
         counts = _deals_from(iter(_array(data, rel)), rel, city, venue_ids, bar, tree)
     result.deals += counts[0]
     result.checks_created += counts[1]
+    return counts[0]
 
 
 def _deals_from(
@@ -691,8 +690,9 @@ def _deals_from(
     """Validate and upsert prices as they come; returns (prices, checks created). `tree`:
     the price ids of the cities read before, the seen ones added."""
     counts = [0, 0]
-    beer_brands = dict(Beer.objects.values_list("slug", "brand__slug"))
-    beers = dict(Beer.objects.values_list("slug", "id"))
+    beers, beer_brands = {}, {}
+    for slug, beer_id, brand_slug in Beer.objects.values_list("slug", "id", "brand__slug"):
+        beers[slug], beer_brands[slug] = beer_id, brand_slug
     brands = dict(Brand.objects.values_list("slug", "id"))
     formats = {
         code: (fid, ml) for code, fid, ml in Format.objects.values_list("code", "id", "volume_ml")
@@ -782,16 +782,7 @@ _DEAL_UPDATE = ["city", "venue", "beer", "brand", "format", "volume_ml", *_DEAL_
 def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int], city: City) -> None:
     if not objs:
         return
-    elsewhere = _elsewhere(Deal, [d.id for d in objs], city)
-    for obj, (i, item_id) in zip(objs, labels, strict=True):
-        if obj.id in elsewhere:
-            raise ImportRefused(
-                rel,
-                f"already the id of a price of {elsewhere[obj.id]} in the database",
-                item=i,
-                item_id=item_id,
-                field="id",
-            )
+    _refuse_other_cities_ids(Deal, "price", rel, [d.id for d in objs], labels, city)
     _bulk_upsert(Deal, objs, unique=["id"], update=_DEAL_UPDATE, file=rel, labels=labels)
     counts[0] += len(objs)
     # One check per price at its verified_at, unless one exists in that second.
@@ -820,10 +811,7 @@ INDEX_FIELDS = {
     "scope": _str(16, choices=set(SCOPES)),
     "key": _str(140, null=True, empty_ok=False),  # null (the city scope) is stored as ""
     "n": _int(1, 2**31 - 1),
-    "min_cents": COUNT,
-    "p25_cents": COUNT,
-    "median_cents": COUNT,
-    "p75_cents": COUNT,
+    **dict.fromkeys(FIGURES[1:], COUNT),  # min, p25, median, p75 (cents per litre)
 }
 
 
@@ -835,7 +823,7 @@ def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
     data = _load(root, rel)
     _envelope(data, rel, city.slug)
     now = timezone.now()
-    rows, seen = [], set()
+    cells, seen = [], set()
     raw_items = _array(data, rel)
     for i, raw in enumerate(raw_items):
         item = _clean(rel, i, raw, INDEX_FIELDS, "month")
@@ -845,7 +833,7 @@ def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
 
         if (item["scope"] == "city") != (raw["key"] is None):
             raise refuse("must be null for the city scope, and a key for the others", "key")
-        figures = [item[name] for name in ("min_cents", "p25_cents", "median_cents", "p75_cents")]
+        figures = [item[name] for name in FIGURES[1:]]
         if figures != sorted(figures):
             raise refuse("min_cents ≤ p25_cents ≤ median_cents ≤ p75_cents fails", "p25_cents")
         if item["final"] and not month_is_final(item["month"], city.tz, now):
@@ -855,10 +843,10 @@ def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
             raise refuse("repeated cell (month, scope, key)", "key")
         seen.add(cell)
         if item.pop("final"):
-            rows.append(PriceIndexHistory(city=city, **item))
+            cells.append(PriceIndexHistory(city=city, **item))
     PriceIndexHistory.objects.filter(city=city).delete()
-    PriceIndexHistory.objects.bulk_create(rows, batch_size=BATCH)
-    result.index_cells += len(rows)
+    PriceIndexHistory.objects.bulk_create(cells, batch_size=BATCH)
+    result.index_cells += len(cells)
     return len(raw_items)
 
 
@@ -887,7 +875,9 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...]) -> int:
     return count
 
 
-def _check_twins(root: Path, city: City, counts: dict[str, int], index_items: int) -> int:
+def _check_twins(
+    root: Path, city: City, venue_ids: dict[int, str], deals: int, index_items: int
+) -> int:
     """The city's files the import does not load: each must be there, well formed and agree
     in size with the files it loaded (a CSV has the rows of its JSON twin). Returns the
     number of bars in venues.json."""
@@ -898,14 +888,14 @@ def _check_twins(root: Path, city: City, counts: dict[str, int], index_items: in
     venues = _array(data, rel)
     for i, raw in enumerate(venues):
         item = _clean(rel, i, raw, VENUE_FIELDS)
-        if item["id"] not in counts["venue_ids"]:
+        if item["id"] not in venue_ids:
             raise ImportRefused(
                 rel, f"not a bar of {slug}/venues-all.json", item=i, item_id=item["id"], field="id"
             )
     for name, columns, expected in (
-        ("deals.csv", rows.DEALS_CSV_COLUMNS, counts["deals"]),
+        ("deals.csv", rows.DEALS_CSV_COLUMNS, deals),
         ("venues.csv", rows.VENUES_CSV_COLUMNS, len(venues)),
-        ("venues-all.csv", rows.VENUES_CSV_COLUMNS, len(counts["venue_ids"])),
+        ("venues-all.csv", rows.VENUES_CSV_COLUMNS, len(venue_ids)),
         ("price-index.csv", rows.PRICE_INDEX_CSV_COLUMNS, index_items),
     ):
         found = _csv_rows(root, f"{slug}/{name}", columns)
@@ -926,15 +916,12 @@ def _check_index(root: Path, counts: dict[str, dict[str, int]]) -> None:
             raise ImportRefused(rel, "not a city of cities.json", item=i, field="city")
         slug = item["city"]
         listed.append(slug)
-        if item.get("counts") != {k: counts[slug][k] for k in INDEX_COUNTS}:
+        if item.get("counts") != counts[slug]:
             raise ImportRefused(
                 rel, "disagree with the city's files", item=i, item_id=slug, field="counts"
             )
     if sorted(listed) != sorted(counts):
         raise ImportRefused(rel, "must list each city of cities.json once", field="items")
-
-
-INDEX_COUNTS = ("deals", "venues", "venues_all", "neighbourhoods")
 
 
 def _reset_sequences() -> None:
@@ -958,20 +945,18 @@ def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportR
         _import_catalog(root, result)
         venues_of: dict[int, str] = {}
         deals_of: set[int] = set()
-        counts: dict[str, dict] = {}
+        counts: dict[str, dict[str, int]] = {}  # per city, as index.json gives them
         for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
-            before = (result.neighbourhoods, result.deals)
-            hoods = _import_neighbourhoods(root, city, result)
+            hoods, features = _import_neighbourhoods(root, city, result)
             venue_ids = _import_venues(root, city, hoods, result, venues_of)
-            _import_deals(root, city, venue_ids, result, bar, deals_of)
+            deals = _import_deals(root, city, venue_ids, result, bar, deals_of)
             index_items = _import_price_index(root, city, result)
-            found = counts[city.slug] = {
-                "deals": result.deals - before[1],
+            counts[city.slug] = {
+                "deals": deals,
+                "venues": _check_twins(root, city, venue_ids, deals, index_items),
                 "venues_all": len(venue_ids),
-                "neighbourhoods": result.neighbourhoods - before[0],
-                "venue_ids": venue_ids,
+                "neighbourhoods": features,
             }
-            found["venues"] = _check_twins(root, city, found, index_items)
         _check_index(root, counts)
         _reset_sequences()
         datasets_schedule_export()  # the served files and the live answers follow

@@ -6,7 +6,7 @@ this postprocessing hook (SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]) adds the
 
 from beers.selectors.queries import CITY_SLUG_RE
 
-from .services import CITY_FILES, TOP_FILES
+from .services import CITY_FILES, LICENSE, TOP_FILES
 
 ENVELOPE = "DatasetEnvelope"
 _ENVELOPE_SCHEMA = {
@@ -18,7 +18,7 @@ _ENVELOPE_SCHEMA = {
             "format": "date-time",
             "description": "when the build read the data",
         },
-        "license": {"type": "string", "const": "ODbL-1.0"},
+        "license": {"type": "string", "const": LICENSE},
         "attribution": {"type": "string"},
         "items": {"type": "array", "items": {"type": "object"}},
     },

@@ -7,9 +7,11 @@ paths to that. What the database cannot know is labelled in Python once per dist
 (serving labels, schedule texts and their JSON, attributes) and joined from arrays.
 
 JSON items are written by `concat()` of literal keys and values (`to_json(text)` escapes
-strings the way orjson does), one item per row, ending with ",\n"; the last separator is cut
-when the array is closed. The rows reach us through `COPY … (FORMAT csv)` with a delimiter and
-a quote character that JSON text never holds raw, so PostgreSQL passes them through untouched.
+strings the way orjson does; strings that repeat, as servings, schedules, beers and brands,
+come joined with their JSON written once by orjson), one item per row, ending with ",\n"; the
+last separator is cut when the array is closed. The rows reach us through
+`COPY … (FORMAT csv)` with a delimiter and a quote character that JSON text never holds raw,
+so PostgreSQL passes them through untouched.
 CSV rows come from `COPY … (FORMAT csv)` itself (RFC 4180 quoting, as Python's csv module
 does, when every empty text is NULL); only the line end changes from LF to CRLF.
 """
@@ -69,28 +71,64 @@ def _unix(value: str) -> str:
     return f"floor(date_part('epoch', {value}))::bigint"
 
 
+def _fragment(fields: dict) -> str:
+    """`,"key":value,…`: members of a JSON object as orjson writes them, to join in SQL."""
+    return "," + orjson.dumps(fields).decode()[1:-1]
+
+
+def _json_pieces(pieces: list[tuple[tuple[str, ...], str]], keys: tuple[str, ...]) -> str:
+    """SQL of one compact JSON object from pieces (the keys a piece writes, the SQL of its
+    text: `,"key":value` for each, `{"key":value` for the first member), refusing pieces out of
+    the format's order (datasets.rows)."""
+    written = tuple(key for piece_keys, _ in pieces for key in piece_keys)
+    if written != keys:
+        raise ValueError(f"SQL and format differ: {written} != {keys}")
+    if not pieces[0][1].startswith("'{"):  # pragma: no cover - a programming error
+        raise ValueError("the first piece must be a _member(..., first=True)")
+    return "concat(" + ", ".join([*(sql for _, sql in pieces), "'}'"]) + ")"
+
+
+def _member(key: str, value_sql: str, *, first: bool = False) -> tuple[tuple[str, ...], str]:
+    """A piece of one member whose value is JSON text (never NULL); the first member opens
+    the object."""
+    opening = ("{" if first else ",") + orjson.dumps(key).decode() + ":"
+    return (key,), f"{_literal(opening)}, {value_sql}"
+
+
+def _choice(key: str, column: str, values) -> tuple[tuple[str, ...], str]:
+    """A member whose value is one of a few known strings: their JSON, written once."""
+    cases = " ".join(f"WHEN {_literal(v)} THEN {_literal(_fragment({key: v}))}" for v in values)
+    return (key,), f"(CASE {column} {cases} END)"
+
+
+def _json_value(expr: str, kind: str) -> str:
+    """SQL of the JSON text of one value (never NULL: `null`). Kinds: int (number), text
+    (string), json (JSON text already), bool, float."""
+    if kind == "int":
+        value = f"({expr})::text"
+    elif kind == "text":
+        value = f"to_json(({expr})::text)::text"
+    elif kind == "json":
+        value = f"({expr})"
+    elif kind == "bool":
+        value = f"(CASE WHEN {expr} THEN 'true' WHEN NOT {expr} THEN 'false' END)"
+    elif kind == "float":
+        value = _float(expr)
+    else:  # pragma: no cover - a programming error
+        raise ValueError(kind)
+    return f"COALESCE({value}, 'null')"
+
+
 def json_object(fields: list[tuple[str, str, str]]) -> str:
-    """SQL text of one compact JSON object, from (key, SQL expression, kind) in order.
-    Kinds: int (number or null), text (string or null), json (JSON text, never null),
-    bool, float."""
-    parts = []
-    for i, (key, expr, kind) in enumerate(fields):
-        parts.append(_literal(("{" if i == 0 else ",") + orjson.dumps(key).decode() + ":"))
-        if kind == "int":
-            value = f"({expr})::text"
-        elif kind == "text":
-            value = f"to_json(({expr})::text)::text"
-        elif kind == "json":
-            value = f"({expr})"
-        elif kind == "bool":
-            value = f"(CASE WHEN {expr} THEN 'true' WHEN NOT {expr} THEN 'false' END)"
-        elif kind == "float":
-            value = _float(expr)
-        else:  # pragma: no cover - a programming error
-            raise ValueError(kind)
-        parts.append(f"COALESCE({value}, 'null')")
-    parts.append("'}'")
-    return "concat(" + ", ".join(parts) + ")"
+    """SQL text of one compact JSON object, from (key, SQL expression, kind) in order, each
+    value written row by row (see _json_value)."""
+    return _json_pieces(
+        [
+            _member(key, _json_value(expr, kind), first=i == 0)
+            for i, (key, expr, kind) in enumerate(fields)
+        ],
+        tuple(key for key, _, _ in fields),
+    )
 
 
 def _empty_null(expr: str) -> str:
@@ -291,36 +329,6 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
     return sql, params
 
 
-def _fragment(fields: dict) -> str:
-    """`,"key":value,…`: members of a JSON object as orjson writes them, to join in SQL."""
-    return "," + orjson.dumps(fields).decode()[1:-1]
-
-
-def _json_pieces(pieces: list[tuple[tuple[str, ...], str]], keys: tuple[str, ...]) -> str:
-    """SQL of one compact JSON object from pieces (the keys a piece writes, the SQL of its
-    text: `,"key":value` for each), refusing pieces out of the format's order (datasets.rows).
-    """
-    written = tuple(key for piece_keys, _ in pieces for key in piece_keys)
-    if written != keys:
-        raise ValueError(f"SQL and format differ: {written} != {keys}")
-    first, *rest = (sql for _, sql in pieces)
-    if not first.startswith(_literal(",")[:-1]):  # pragma: no cover - a programming error
-        raise ValueError("the first piece must be a _member")
-    first = "'{" + first[2:]  # its leading comma opens the object instead
-    return "concat(" + ", ".join([first, *rest, "'}'"]) + ")"
-
-
-def _member(key: str, value_sql: str) -> tuple[tuple[str, ...], str]:
-    """A piece of one member whose value is JSON text (never NULL)."""
-    return (key,), f"{_literal(',' + orjson.dumps(key).decode() + ':')}, {value_sql}"
-
-
-def _choice(key: str, column: str, values) -> tuple[tuple[str, ...], str]:
-    """A member whose value is one of a few known strings: their JSON, written once."""
-    cases = " ".join(f"WHEN {_literal(v)} THEN {_literal(_fragment({key: v}))}" for v in values)
-    return (key,), f"(CASE {column} {cases} END)"
-
-
 def _per_litre(d: str = "d") -> str:
     den = f"({d}.x_units::bigint * {d}.x_volume)"
     return (
@@ -338,7 +346,7 @@ def write_deals(city: City, folder, header_writer_factory, formats, tick=None) -
     # took 3.0 s of one core instead of 3.9 s with a member-by-member concat().
     item = _json_pieces(
         [
-            _member("id", "d.x_id"),
+            _member("id", "d.x_id", first=True),
             _member("venue_id", "d.x_venue"),
             (("beer",), """COALESCE(bj.json, ',"beer":null')"""),
             (("brand",), """COALESCE(rj.json, ',"brand":null')"""),

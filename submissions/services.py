@@ -276,17 +276,14 @@ def _deal_for_update(deal_id: int) -> Deal:
     return deal
 
 
-def _city_today(deal: Deal) -> dt.date:
-    return City.objects.get(pk=deal.city_id).local_now().date()
-
-
 @transaction.atomic
 def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     """A confirmation: with no open disputes it is a check of the price (verified now, one
     more confirmation); while disputes are open it is kept but changes nothing.
     Once per address, price and city-local day; a repeat is a duplicate."""
     deal = _deal_for_update(deal_id)
-    day = _city_today(deal)
+    city = City.objects.get(pk=deal.city_id)
+    day = city.local_now().date()
     if DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
         return DUPLICATE
     counted = deal.open_disputes == 0
@@ -300,14 +297,8 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     if counted:
         deal_record_check(deal=deal, source=CheckSource.CONFIRMATION)
         Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
-        _answers_changed(deal)
+        answers_changed(city=city.slug, venue_id=deal.venue_id)
     return RECEIVED
-
-
-def _answers_changed(deal: Deal) -> None:
-    """The live answers of the price's city and bar (a confirmation, a dispute)."""
-    city = City.objects.filter(pk=deal.city_id).values_list("slug", flat=True).first()
-    answers_changed(city=city, venue_id=deal.venue_id)
 
 
 @transaction.atomic
@@ -315,7 +306,8 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
     """A dispute: one more open dispute; 2 open → disputed, 3 → suspended (out of the
     rankings until a moderator decides). Once per address, price and city-local day."""
     deal = _deal_for_update(deal_id)
-    day = _city_today(deal)
+    city = City.objects.get(pk=deal.city_id)
+    day = city.local_now().date()
     if DealDispute.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
         return DUPLICATE
     try:
@@ -334,7 +326,7 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
     elif deal.open_disputes >= DISPUTED_AT:
         deal.status = DealStatus.DISPUTED
     deal.save(update_fields=["open_disputes", "status"])
-    _answers_changed(deal)
+    answers_changed(city=city.slug, venue_id=deal.venue_id)
     return RECEIVED
 
 

@@ -159,14 +159,17 @@ def test_brl_formats_cents_as_brazilian_reais():
 
 def test_correcting_a_price_records_a_moderator_check(admin):
     deal = Deal.objects.filter(kind="regular", status="published").first()
+    Deal.objects.filter(pk=deal.pk).update(confirmations=3)
     url = admin_url(Deal, "change", deal.pk)
     data = form_data(admin.get(url))
-    data["price_cents"] = deal.price_cents + 100
+    data["price_cents"] = amount = deal.price_cents + 100
 
     response = admin.post(url, data)
 
     assert response.status_code == 302, response.context["adminform"].form.errors
     deal.refresh_from_db()
+    # the new amount, and nobody has confirmed it yet
+    assert (deal.price_cents, deal.confirmations) == (amount, 0)
     check = deal.checks.first()
     assert (check.source, check.price_cents) == (CheckSource.MODERATOR, deal.price_cents)
     assert check.checked_at == deal.verified_at

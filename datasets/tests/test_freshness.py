@@ -100,21 +100,20 @@ def test_a_broker_down_costs_the_export_never_the_committed_request(
     assert cache.get(services.SCHEDULED_KEY) is None  # the next request enqueues
 
 
-def test_an_admin_edit_asks_for_an_export(
-    world, admin_client, monkeypatch, django_capture_on_commit_callbacks
+def test_an_admin_edit_reaches_the_served_files(
+    world, admin_client, client, django_capture_on_commit_callbacks
 ):
-    """A renamed bar is invisible to the change fingerprint: the admin asks for an export."""
-    calls = []
-    monkeypatch.setattr(
-        tasks.datasets_export_if_changed, "apply_async", lambda **kw: calls.append(kw)
-    )
+    """A renamed brand is invisible to the change fingerprint: the admin asks for an export,
+    and the served catalogue has the new name (the task runs eagerly here)."""
+    services.datasets_export()
     brand = world.brahma
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(
             f"/admin/beers/brand/{brand.pk}/change/", {"name": "Brahma Nova", "slug": brand.slug}
         )
     assert response.status_code == 302, response.content[:500]
-    assert calls == [{"kwargs": {"force": True}, "countdown": 30}]
+    served = client.get("/api/v1/catalog.json").json()
+    assert {"slug": brand.slug, "name": "Brahma Nova"} in served["brands"]
 
 
 def test_task_runs_the_service(world):

@@ -1,30 +1,11 @@
 """`python manage.py export_datasets [--dir DIR] [--if-changed]`: write the open datasets."""
 
-import contextlib
-import logging
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from datasets.management.quiet import is_quiet, quiet_logs
 from datasets.services import datasets_export, datasets_export_if_changed
-
-
-@contextlib.contextmanager
-def quiet_logs(quiet: bool):
-    """Off a terminal (cron, a pipe) the commands say nothing unless something fails:
-    datasets' own INFO lines are held back too (`-v 2` shows them)."""
-    logger = logging.getLogger("datasets")
-    level = logger.level
-    if quiet:
-        logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def is_quiet(command: BaseCommand, options: dict) -> bool:
-    return options["verbosity"] < 2 and not command.stdout.isatty()
 
 
 class Command(BaseCommand):

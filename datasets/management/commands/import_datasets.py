@@ -5,8 +5,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from datasets.importer import ImportRefused, datasets_import
-
-from .export_datasets import is_quiet, quiet_logs
+from datasets.management.quiet import is_quiet, quiet_logs
 
 
 class Command(BaseCommand):
