@@ -7,6 +7,8 @@ reach callers as psycopg's own rather than `django.db` errors.
 
 from contextlib import contextmanager, nullcontext
 
+from psycopg import pq
+
 
 @contextmanager
 def copy_out(cursor, sql: str, params=None):
@@ -15,3 +17,14 @@ def copy_out(cursor, sql: str, params=None):
     with cursor.db.wrap_database_errors, debug(sql, params) if debug else nullcontext():
         with cursor.cursor.copy(sql, params) as copy:
             yield copy
+
+
+def stream_rows(cursor, sql: str, params=None, *, size: int = 2000):
+    """Yield the rows of `sql` (a SELECT) as libpq receives them, `size` rows at a time
+    (chunked rows mode): flat memory like a server-side cursor, yet the query may use a
+    parallel plan, which a cursor may not. Seen like any other query (see copy_out)."""
+    if pq.version() < 170000:  # chunks need libpq 17; row by row before
+        size = 1
+    debug = getattr(cursor, "debug_sql", None)
+    with cursor.db.wrap_database_errors, debug(sql, params) if debug else nullcontext():
+        yield from cursor.cursor.stream(sql, params, size=size)

@@ -1,5 +1,5 @@
-"""Export of many prices: `datasets_export` (streamed .values().iterator() + orjson + csv) vs a
-bare PostgreSQL COPY of the same rows, with wall time and peak memory.
+"""Export of many prices: `datasets_export` (datasets/pgcopy.py on PostgreSQL) vs a bare
+PostgreSQL COPY of the same rows, with wall time and peak memory.
 
     DATABASE_URL=postgres://... DEBUG=1 python -m bench.export_bench --rows 100000,1000000
 

@@ -23,7 +23,7 @@ import orjson
 from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Count, Exists, Max, OuterRef, Q, Sum, TextField
+from django.db.models import Count, Max, Q, Sum, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 from tqdm import tqdm
@@ -245,7 +245,8 @@ def data_fingerprint() -> str:
 
 def _deals_and_csv(
     city: City, folder: Path, header: dict, formats: dict[int, Format], bar: bool
-) -> int:
+) -> tuple[int, set[int]]:
+    """deals.json and deals.csv; returns how many prices, and the ids of their bars."""
     total = published_deals(city=city).count() if bar else None
     with tqdm(
         total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
@@ -259,7 +260,7 @@ def _deals_and_csv(
 
 def _deals_portable(
     city: City, folder: Path, header: dict, formats: dict[int, Format], tick
-) -> int:
+) -> tuple[int, set[int]]:
     """The same files through datasets.rows, orjson and csv (SQLite, or DATASETS_COPY off)."""
     tz = city.tz
     qs = (
@@ -276,6 +277,7 @@ def _deals_portable(
     # Few distinct servings and schedules repeat over many prices: label each once.
     servings: dict[tuple, str] = {}
     whens: dict[tuple, str | None] = {}
+    venues: set[int] = set()
     with open(folder / "deals.json", "wb") as jf, labels.language("pt-BR"):
         csv_fh, writer = _open_csv(folder / "deals.csv", rows.DEALS_CSV_COLUMNS)
         with csv_fh:
@@ -285,6 +287,7 @@ def _deals_portable(
                 row["schedules"] = orjson.loads(row["schedules_json"])
                 item = rows.deal_item(row)
                 items.add(item)
+                venues.add(row["venue_id"])
                 serving_key = (row["format_id"], row["units"], row["packaging"])
                 serving = servings.get(serving_key)
                 if serving is None:
@@ -320,34 +323,46 @@ def _deals_portable(
                 tick()
             count = items.end()
             items.close()
-    return count
+    return count, venues
 
 
-def _venues_and_csv(city: City, folder: Path, stem: str, header: dict, qs) -> int:
+def _venues(city: City, folder: Path, header: dict, listed: set[int]) -> tuple[int, int]:
+    """`venues` (the bars whose ids are `listed`: those with a price in deals.json) and
+    `venues-all` (every bar of the city), JSON and CSV, in one pass; returns their counts."""
     if pgcopy.enabled():
-        return pgcopy.write_venues(city, folder, stem, lambda fh: JsonWriter(fh, header), qs)
+        return pgcopy.write_venues(city, folder, lambda fh: JsonWriter(fh, header), listed)
     base = f"{settings.SITE_URL}/{city.slug}/"
-    with open(folder / f"{stem}.json", "wb") as jf:
-        csv_fh, writer = _open_csv(folder / f"{stem}.csv", rows.VENUES_CSV_COLUMNS)
-        with csv_fh:
+    with contextlib.ExitStack() as stack:
+        outputs = []
+        for stem in ("venues", "venues-all"):
+            jf = stack.enter_context(open(folder / f"{stem}.json", "wb"))  # noqa: SIM115
+            csv_fh, writer = _open_csv(folder / f"{stem}.csv", rows.VENUES_CSV_COLUMNS)
+            stack.enter_context(csv_fh)
             items = JsonWriter(jf, header)
             items.begin("items")
-            for row in (
-                qs.annotate(created_unix=UnixSeconds("created_at"))
-                .order_by("id")
-                .values(*VENUE_FIELDS)
-                .iterator(chunk_size=CHUNK)
-            ):
-                item = rows.venue_item(row)
-                items.add(item)
-                writer.writerow(
-                    rows.venue_csv_row(
-                        item, neighbourhood=row["neighbourhood__name"], url=base + item["slug"]
-                    )
-                )
-            count = items.end()
+            outputs.append((items, writer))
+        (with_price, with_price_csv), (every, every_csv) = outputs
+        for row in (
+            Venue.objects.filter(city=city)
+            .annotate(created_unix=UnixSeconds("created_at"))
+            .order_by("id")
+            .values(*VENUE_FIELDS)
+            .iterator(chunk_size=CHUNK)
+        ):
+            item = rows.venue_item(row)
+            line = rows.venue_csv_row(
+                item, neighbourhood=row["neighbourhood__name"], url=base + item["slug"]
+            )
+            every.add(item)
+            every_csv.writerow(line)
+            if item["id"] in listed:
+                with_price.add(item)
+                with_price_csv.writerow(line)
+        counts = []
+        for items, _ in outputs:
+            counts.append(items.end())
             items.close()
-    return count
+    return counts[0], counts[1]
 
 
 def ring_is_ccw(ring: list) -> bool:
@@ -432,14 +447,8 @@ def _write_tree(root: Path, *, now: dt.datetime, bar: bool) -> tuple[str, dict, 
             folder = root / city.slug
             folder.mkdir(parents=True, exist_ok=True)
             header = _envelope(updated_at, city=city.slug)
-            deals = _deals_and_csv(city, folder, header, formats, bar)
-            with_price = Venue.objects.filter(city=city).filter(
-                Exists(published_deals(city=city).filter(venue=OuterRef("pk")))
-            )
-            venues = _venues_and_csv(city, folder, "venues", header, with_price)
-            venues_all = _venues_and_csv(
-                city, folder, "venues-all", header, Venue.objects.filter(city=city)
-            )
+            deals, listed = _deals_and_csv(city, folder, header, formats, bar)
+            venues, venues_all = _venues(city, folder, header, listed)
             hoods = _neighbourhoods(city, folder)
             _price_index(city, folder, header, now)
             counts[city.slug] = {

@@ -1,12 +1,14 @@
 """PostgreSQL writes the big files (datasets/pgcopy.py): byte for byte what the portable path
 (datasets.rows + orjson + csv, the path SQLite takes) writes."""
 
+import csv
 import datetime as dt
+import io
 
 import orjson
 import pytest
 from django.db import connection
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from beers.models import City
@@ -149,6 +151,44 @@ def test_price_index_rows_are_the_portable_querys(world):
 
 
 def test_the_sql_follows_the_formats_names_and_refuses_a_missing_one():
-    assert pgcopy._csv_select({"b": "2", "a": "1"}, ("a", "b")) == '1 AS "a", 2 AS "b"'
+    assert pgcopy._csv_line({"b": "2", "a": "1"}, ("a", "b")) == (
+        "(COALESCE((1)::text, '') || ',' || COALESCE((2)::text, ''))"
+    )
     with pytest.raises(ValueError, match="extra"):
-        pgcopy._csv_select({"id": "x"}, ("id", "extra"))
+        pgcopy._csv_line({"id": "x"}, ("id", "extra"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=texts)
+@example(value='a\x01\x01b\x02c\r\nd"e,f')
+@example(value="\x01")
+@example(value="\x02")
+@example(value="")
+def test_a_row_of_text_comes_back_as_csv_and_orjson_write_it(value):
+    """One row carries a CSV line and a JSON item; whatever the text (quotes, commas, line
+    ends, control characters), each comes back as its writer writes it."""
+    line = pgcopy._csv_line({"a": pgcopy._csv_text("t.x"), "b": "t.n"}, ("a", "b"))
+    item = pgcopy.json_object([("k", "t.x", "text")])
+    got = []
+    pgcopy._stream(
+        f"SELECT 1 AS id, {line} AS line, {item} AS item FROM (SELECT %s::text AS x, 7 AS n) t",
+        [value],
+        ("line", "item"),
+        "q.id",
+        got.append,
+    )
+    written = io.StringIO()
+    csv.writer(written, lineterminator="\r\n").writerow([value, 7])
+    expected = written.getvalue().removesuffix("\r\n")
+    assert got == [(expected, orjson.dumps({"k": value}).decode())]
+    assert pgcopy.csv_cell(value) + ",7" == expected
+
+
+def test_the_columns_written_unquoted_hold_only_values_that_need_no_quoting():
+    """pgcopy writes kinds, packagings and statuses as they are: their CHECK constraints
+    allow only these values, none of which a CSV cell would quote."""
+    from beers.models import DealKind, DealStatus, Packaging, VenueKind
+
+    for choices in (DealKind, DealStatus, Packaging, VenueKind):
+        for value in choices.values:
+            assert pgcopy.csv_cell(value) == value
