@@ -6,7 +6,7 @@ PORT ?= 8000
 PYTHON ?= python3
 # The addresses the API and pages give (url, city_url, canonical) follow the port served.
 SITE_URL ?= http://127.0.0.1:$(PORT)
-DEV_ENV := DEBUG=1 ENVIRONMENT=development SITE_URL=$(SITE_URL)
+DEV_ENV := DEBUG=1 ENVIRONMENT=development SITE_URL=$(SITE_URL) DATASETS_REFRESH_IN_PROCESS=1
 
 .PHONY: install install-dev run test lint bench bench-mcp migrate clean
 

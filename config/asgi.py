@@ -1,7 +1,8 @@
 """The one ASGI entry: Django for everything, the MCP server at /mcp.
 
 Django's ASGI handler refuses the lifespan scope, so a small router owns the lifespan (which
-starts the MCP session manager) and sends /mcp to the MCP app, everything else to Django.
+starts the MCP session manager, and the datasets' refresh where no Celery beat runs) and sends
+/mcp to the MCP app, everything else to Django.
 
 Reads (GET, HEAD, OPTIONS) reach Django through its WSGI handler on a fixed pool of worker
 threads (a2wsgi). Django's ASGI handler starts a new thread for every request of a sync view
@@ -11,6 +12,7 @@ so nothing is lost. Requests with a body stay on the ASGI handler, which reads t
 before the view runs: a slow upload then holds no worker thread.
 """
 
+import asyncio
 import contextlib
 import os
 
@@ -24,6 +26,7 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 django_app = get_asgi_application()
 django_reads = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_READ_THREADS)
 
+from datasets.tasks import refresh_forever  # noqa: E402
 from mcp_bridge.server import build_asgi_app  # noqa: E402
 
 mcp_app, mcp_lifespan = build_asgi_app()
@@ -53,6 +56,11 @@ class Router:
             if message["type"] == "lifespan.startup":
                 try:
                     await stack.enter_async_context(mcp_lifespan())
+                    if settings.DATASETS_REFRESH_IN_PROCESS:  # make run: no Celery beat
+                        refresh = asyncio.create_task(
+                            refresh_forever(settings.DATASETS_REFRESH_SECONDS)
+                        )
+                        stack.callback(refresh.cancel)
                 except Exception as exc:  # pragma: no cover - reported to the server
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return

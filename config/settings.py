@@ -161,11 +161,14 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Re-export the open datasets when the data changed or a month ended (datasets/services.py):
+# by Celery beat, or inside the web process where there is no beat (make run).
+DATASETS_REFRESH_SECONDS = env.float("DATASETS_REFRESH_SECONDS", default=300.0)
+DATASETS_REFRESH_IN_PROCESS = env.bool("DATASETS_REFRESH_IN_PROCESS", default=False)
 CELERY_BEAT_SCHEDULE = {
-    # Re-export the open datasets when the data changed (datasets/services.py).
     "datasets-export-if-changed": {
         "task": "datasets.tasks.datasets_export_if_changed",
-        "schedule": 300.0,
+        "schedule": DATASETS_REFRESH_SECONDS,
     },
 }
 

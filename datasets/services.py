@@ -12,12 +12,14 @@ import csv
 import datetime as dt
 import hashlib
 import logging
+import math
 import sys
 import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import orjson
 from django.conf import settings
@@ -42,7 +44,7 @@ from beers.models import (
     Venue,
 )
 from beers.selectors.catalog import catalog, cities_summary
-from beers.selectors.price_index import price_index
+from beers.selectors.price_index import month_ends_after, price_index
 from beers.selectors.published import UnixSeconds, published_deals
 
 from . import pgcopy, rows
@@ -517,7 +519,11 @@ def datasets_export(
                 files=files,
                 now=now,
                 order=order,
-                extra={"updated_at": updated_at, "fingerprint": fingerprint},
+                extra={
+                    "updated_at": updated_at,
+                    "fingerprint": fingerprint,
+                    "final_at": _index_turns_final_at(now),
+                },
             )
             prune(
                 storage,
@@ -529,19 +535,32 @@ def datasets_export(
     return result
 
 
+def _index_turns_final_at(now: dt.datetime) -> int | None:
+    """Unix time of the first month end after `now` in any active city's zone: the files'
+    price index then says `final` for a month it exported as open, so they are due again."""
+    ends = [
+        month_ends_after(ZoneInfo(name), now)
+        for name in City.objects.filter(active=True).values_list("timezone", flat=True).distinct()
+    ]
+    return math.ceil(min(ends).timestamp()) if ends else None
+
+
 def datasets_export_if_changed(
     *, force: bool = False, now: dt.datetime | None = None
 ) -> ExportResult | None:
-    """Export when the data changed since the served generation (or it is older than
-    DATASETS_MAX_AGE_SECONDS, or `force`). One export at a time: a request that finds one
-    running leaves a mark, and the next run exports."""
+    """Export when the data changed since the served generation, a month ended in a city
+    since (its index turns `final`), the generation is older than DATASETS_MAX_AGE_SECONDS,
+    or `force`. One export at a time: a request that finds one running leaves a mark, and the
+    next run exports."""
     now = now or timezone.now()
     pointer = read_pointer(datasets_storage())
     pending = bool(cache.get(PENDING_KEY))
     if not force and not pending and pointer is not None:
         age = now.timestamp() - pointer.get("created_at", 0)
         max_age = int(getattr(settings, "DATASETS_MAX_AGE_SECONDS", 3600))
-        if age < max_age and pointer.get("fingerprint") == data_fingerprint():
+        final_at = pointer.get("final_at")
+        month_ended = final_at is not None and now.timestamp() >= final_at
+        if age < max_age and not month_ended and pointer.get("fingerprint") == data_fingerprint():
             return None
     if not cache.add(LOCK_KEY, 1, timeout=int(getattr(settings, "DATASETS_LOCK_SECONDS", 1800))):
         cache.set(PENDING_KEY, 1, timeout=None)

@@ -47,6 +47,12 @@ def month_bounds(month: str, tz) -> tuple[dt.datetime, dt.datetime]:
     return start, end
 
 
+def month_ends_after(tz, now: dt.datetime) -> dt.datetime:
+    """The end, in the zone `tz`, of the month that holds `now`: when that month turns final."""
+    local = now.astimezone(tz)
+    return month_bounds(f"{local.year:04d}-{local.month:02d}", tz)[1]
+
+
 def month_is_final(month: str, tz, now: dt.datetime) -> bool:
     """Whether `month` has ended in the zone `tz` at the instant `now`."""
     return now >= month_bounds(month, tz)[1]

@@ -145,3 +145,66 @@ def test_off_a_terminal_the_commands_say_nothing(world, tmp_path, capfd):
     call_command("export_datasets")
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
+
+
+def test_a_month_end_in_a_city_is_exported_within_a_beat(world, client):
+    """`final` flips when the city-local month ends, not an hour later: the export due at
+    the first month end after it (here São Paulo's, UTC-3; Manaus is UTC-4)."""
+
+    def served_october() -> set[bool]:
+        cells = client.get("/api/v1/sao-paulo/price-index.json").json()["items"]
+        return {cell["final"] for cell in cells if cell["month"] == "2026-10"}
+
+    before = at(2026, 11, 1, 2, 50)  # 23:50 on 31 October in São Paulo
+    assert services.datasets_export_if_changed(now=before) is not None
+    assert served_october() == {False}
+    pointer = read_pointer(datasets_storage())
+    assert pointer["final_at"] == at(2026, 11, 1, 3).timestamp()
+    assert services.datasets_export_if_changed(now=at(2026, 11, 1, 2, 59, 59)) is None
+    assert services.datasets_export_if_changed(now=at(2026, 11, 1, 3)) is not None
+    assert served_october() == {True}
+    # Next due: Manaus's month end, an hour later, then nothing until the next month's.
+    assert read_pointer(datasets_storage())["final_at"] == at(2026, 11, 1, 4).timestamp()
+    assert services.datasets_export_if_changed(now=at(2026, 11, 1, 3, 5)) is None
+    assert services.datasets_export_if_changed(now=at(2026, 11, 1, 4)) is not None
+    assert read_pointer(datasets_storage())["final_at"] == at(2026, 12, 1, 3).timestamp()
+
+
+def test_the_web_process_checks_the_datasets_where_no_beat_runs(settings, monkeypatch):
+    """make run has no Celery beat: with DATASETS_REFRESH_IN_PROCESS the web process runs the
+    check every DATASETS_REFRESH_SECONDS from its lifespan, survives a failed run, and stops
+    with the server."""
+    import asyncio
+
+    from config.asgi import application
+
+    settings.DATASETS_REFRESH_IN_PROCESS = True
+    settings.DATASETS_REFRESH_SECONDS = 0.01
+    calls = []
+
+    def check():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OSError("storage hiccup")
+
+    monkeypatch.setattr(services, "datasets_export_if_changed", check)
+
+    async def serve() -> int:
+        inbox: asyncio.Queue = asyncio.Queue()
+        sent = []
+
+        async def send(message):
+            sent.append(message["type"])
+
+        await inbox.put({"type": "lifespan.startup"})
+        server = asyncio.create_task(application({"type": "lifespan"}, inbox.get, send))
+        while len(calls) < 3:
+            await asyncio.sleep(0.01)
+        await inbox.put({"type": "lifespan.shutdown"})
+        await server
+        stopped_at = len(calls)
+        await asyncio.sleep(0.05)
+        assert sent == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
+        return len(calls) - stopped_at
+
+    assert asyncio.run(asyncio.wait_for(serve(), 10)) == 0
