@@ -559,3 +559,26 @@ def test_error_answers_say_their_messages_are_english(client, city):
         assert response.status_code in (400, 404)
         assert response["Content-Language"] == "en"
     assert client.get("/api/v1/nope")["Content-Language"] == "en"
+
+
+def test_built_in_error_messages_are_english_too(client, city):
+    """Django's and DRF's own texts ("This field is required.", "Method not allowed") are
+    English, as the answers' Content-Language says, whatever the browser asks for."""
+    response = client.delete("/api/v1/search", HTTP_ACCEPT_LANGUAGE="pt-BR")
+    assert response.status_code == 405
+    assert response.json()["message"] == 'Method "DELETE" not allowed.'
+    assert response["Content-Language"] == "en"
+    # the pages keep the browser's language
+    assert client.get("/", HTTP_ACCEPT_LANGUAGE="pt-BR")["Content-Language"] == "pt-BR"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/search", "/api/v1/cheapest", "/api/v1/venues/1"])
+def test_too_many_query_parameters_is_a_400_not_a_500(client, city, path):
+    query = "&".join(f"x{i}=1" for i in range(1001))
+    response = client.get(f"{path}?city=sao-paulo&{query}")
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "invalid_request",
+        "message": "Invalid request.",
+        "issues": [{"path": "query", "message": "Too many parameters."}],
+    }

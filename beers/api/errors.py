@@ -2,7 +2,13 @@
 
 import logging
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import (
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
@@ -109,6 +115,9 @@ def _error_response(exc, context):
             ),
             status=400,
         )
+    if isinstance(exc, SuspiciousOperation):
+        status, body = suspicious_error(exc)
+        return Response(body, status=status)
     if isinstance(exc, drf.Throttled):
         headers = {"Retry-After": str(int(exc.wait or 60))}
         return Response(
@@ -122,10 +131,32 @@ def _error_response(exc, context):
     return Response(error_body("internal_error", "Internal error."), status=500)
 
 
+def suspicious_error(exc: SuspiciousOperation) -> tuple[int, dict]:
+    """Status and body for what Django refuses as suspicious while reading a request: too
+    large a body (413), too many query or form fields and the like (400)."""
+    if isinstance(exc, RequestDataTooBig):
+        return 413, error_body("payload_too_large", "Request body too large.")
+    if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
+        issue = Issue("query", "Too many parameters.")
+    else:
+        issue = Issue("request", "The request was refused.")
+    return 400, error_body("invalid_request", "Invalid request.", [issue])
+
+
 def json_error(status: int, message: str = "", **extra) -> JsonResponse:
     """An ErrorResponse outside DRF (Django's 404/500 handlers, middleware)."""
     body = error_body(STATUS_CODES.get(status, "internal_error"), message)
     body.update(extra)
+    return _json(body, status)
+
+
+def _json(body: dict, status: int) -> JsonResponse:
     response = JsonResponse(body, status=status)
     response["Content-Language"] = ERRORS_LANGUAGE
     return response
+
+
+def suspicious_json(exc: SuspiciousOperation) -> JsonResponse:
+    """suspicious_error's answer outside DRF (middleware)."""
+    status, body = suspicious_error(exc)
+    return _json(body, status)

@@ -1,8 +1,12 @@
-"""Every error under /api/ is a JSON ErrorResponse, whatever DEBUG says, never a stack trace."""
+"""Every error under /api/ is a JSON ErrorResponse in English, whatever DEBUG or the browser's
+language says, never a stack trace."""
 
 import logging
 
-from .errors import json_error
+from django.core.exceptions import SuspiciousOperation
+from django.utils import translation
+
+from .errors import ERRORS_LANGUAGE, json_error, suspicious_json
 
 logger = logging.getLogger(__name__)
 
@@ -12,11 +16,18 @@ class ApiErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if not request.path.startswith("/api/"):
+            return self.get_response(request)
+        # Django's and DRF's own messages ("This field is required.") are translated when they
+        # are raised: English, as every error says (Content-Language: en). The answers choose
+        # their language themselves (the query's `lang`, beers.labels).
+        with translation.override(ERRORS_LANGUAGE):
+            return self._api(request)
+
+    def _api(self, request):
         response = self.get_response(request)
-        if (
-            request.path.startswith("/api/")
-            and response.status_code >= 400
-            and not response.get("Content-Type", "").startswith("application/json")
+        if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
+            "application/json"
         ):
             converted = json_error(response.status_code, _MESSAGES.get(response.status_code, ""))
             for header in ("Retry-After", "Allow"):
@@ -26,10 +37,12 @@ class ApiErrorMiddleware:
         return response
 
     def process_exception(self, request, exception):
-        if request.path.startswith("/api/"):
-            logger.exception("Unhandled error on %s", request.path)
-            return json_error(500, "Internal error.")
-        return None
+        if not request.path.startswith("/api/"):
+            return None
+        if isinstance(exception, SuspiciousOperation):
+            return suspicious_json(exception)
+        logger.exception("Unhandled error on %s", request.path)
+        return json_error(500, "Internal error.")
 
 
 _MESSAGES = {

@@ -49,6 +49,8 @@ class UnixSeconds(Func):
         return self.as_sql(
             compiler,
             connection,
-            template="CAST(strftime('%%%%s', %(expressions)s) AS INTEGER)",
+            # the stored text without its fraction: strftime rounds to the millisecond, and
+            # .9997 s would become the next second (and, at 23:59:59, the next day)
+            template="CAST(strftime('%%%%s', substr(%(expressions)s, 1, 19)) AS INTEGER)",
             **extra,
         )

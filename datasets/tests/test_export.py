@@ -314,3 +314,19 @@ def test_price_per_litre_cents_is_half_up_of_the_exact_value(price, units, volum
     # Decimal's 28 digits are plenty here, but check against integer arithmetic too.
     assert rows.price_per_litre_cents(price, units, volume, "regular") == expected
     assert rows.brl(price) == str((Decimal(price) / 100).quantize(Decimal("0.01")))
+
+
+def test_instants_are_floored_to_the_second_on_every_backend(world, tmp_path):
+    """23:59:59.9997 in São Paulo is still that day: whole seconds are floored, never rounded
+    (SQLite's strftime rounds to the millisecond)."""
+    from beers.models import Deal
+
+    Deal.objects.filter(pk=world.deals.balde.pk).update(
+        verified_at=dt.datetime(2026, 11, 24, 2, 59, 59, 999700, tzinfo=dt.UTC)
+    )
+    datasets_export(directory=tmp_path, progress=False)
+    items = read_json(tmp_path / "sao-paulo" / "deals.json")["items"]
+    _, csv_rows = read_csv(tmp_path / "sao-paulo" / "deals.csv")
+    balde = world.deals.balde.id
+    assert {i["id"]: i["verified_at"] for i in items}[balde] == 1795489199
+    assert {r["id"]: r["verified_on"] for r in csv_rows}[str(balde)] == "2026-11-23"

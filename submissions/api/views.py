@@ -43,7 +43,15 @@ from .serializers import (
 
 BODY_LIMIT = 64 * 1024
 MENU_PHOTOS_BODY_LIMIT = 2_200_000
-PATH_ID_RE = re.compile(r"^[0-9]{1,30}$")
+PATH_ID_RE = re.compile(r"^[0-9]+$")
+_PAST_BIGINT = 1 << 63  # no row has it: an id of more digits is simply not found
+
+
+def path_id(value: str) -> int:
+    """The path's id (digits) as an int; any id too long for a bigint becomes one no row has
+    (Python refuses to parse more than 4300 digits)."""
+    digits = value.lstrip("0")
+    return int(digits or "0") if len(digits) <= 19 else _PAST_BIGINT
 
 
 def _too_large(limit: int) -> ApplicationError:
@@ -191,7 +199,7 @@ def documented(
 class DealWriteApi(WriteApi):
     def path_issues(self, kwargs) -> list[Issue]:
         value = kwargs.get("id", "")
-        if not PATH_ID_RE.fullmatch(value) or int(value) < 1:
+        if not PATH_ID_RE.fullmatch(value) or path_id(value) < 1:
             return [Issue("id", "Must be an integer greater than 0.")]
         return []
 
@@ -256,7 +264,7 @@ class DealConfirmApi(DealWriteApi):
     serializer_class = DealConfirmSerializer
 
     def perform(self, *, address_hash, body, data, kwargs):
-        return services.deal_confirm(deal_id=int(kwargs["id"]), address_hash=address_hash)
+        return services.deal_confirm(deal_id=path_id(kwargs["id"]), address_hash=address_hash)
 
 
 @documented(
@@ -272,7 +280,7 @@ class DealDisputeApi(DealWriteApi):
 
     def perform(self, *, address_hash, body, data, kwargs):
         return services.deal_dispute(
-            deal_id=int(kwargs["id"]), address_hash=address_hash, price=data.get("price")
+            deal_id=path_id(kwargs["id"]), address_hash=address_hash, price=data.get("price")
         )
 
 

@@ -268,9 +268,31 @@ def test_confirm_or_dispute_of_a_price_nobody_can_see_is_404(
 
 
 @pytest.mark.django_db
-def test_huge_deal_id_is_404_not_a_database_error(api, world, writes_open):
-    response = api.post(f"/api/v1/deals/{10**25}/confirm", {"turnstile": "tok"})
+@pytest.mark.parametrize(
+    "digits", ["1" + "0" * 25, "9" * 31, "9" * 5000], ids=["26 digits", "31 digits", "5000 digits"]
+)
+def test_huge_deal_id_is_404_not_a_database_error(api, world, writes_open, digits):
+    """Any integer > 0 is an id (interface.md); one no price has is 404, however long."""
+    response = api.post(f"/api/v1/deals/{digits}/confirm", {"turnstile": "tok"})
     assert response.status_code == 404
+
+
+@pytest.mark.django_db
+def test_built_in_validation_messages_are_english(api, world, writes_open):
+    response = api.post("/api/v1/reports", {}, HTTP_ACCEPT_LANGUAGE="pt-BR")
+    assert response.status_code == 400
+    assert "This field is required." in {i["message"] for i in response.json()["issues"]}
+    assert response["Content-Language"] == "en"
+
+
+@pytest.mark.django_db
+def test_leading_zeros_name_the_same_price(api, world, writes_open):
+    response = api.post(f"/api/v1/deals/{world.deal.pk:031d}/confirm", {"turnstile": "tok"})
+    assert response.status_code == 202
+    world.deal.refresh_from_db()
+    assert world.deal.confirmations == 1
+    zero = api.post(f"/api/v1/deals/{0:031d}/confirm", {"turnstile": "tok"})
+    assert zero.status_code == 400
 
 
 # --- 413 ------------------------------------------------------------------------------------
