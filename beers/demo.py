@@ -495,6 +495,18 @@ def _age_minutes(rng: random.Random) -> int:
     return rng.randint(low, high) * 1440 + rng.randint(0, 1439)
 
 
+def _checked_at(now: dt.datetime, tz, age_minutes: int) -> dt.datetime:
+    """The last check `age_minutes // 1440` city-local days before today, at that minute of
+    the day: a price checked "today" is today's whatever the hour of the load (just after
+    local midnight too), and never in the future."""
+    days, minute = divmod(age_minutes, 1440)
+    local = now.astimezone(tz)
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    if days == 0:  # within the part of today that has passed
+        return midnight + (local - midnight) * (minute / 1440)
+    return midnight - dt.timedelta(days=days) + dt.timedelta(minutes=minute)
+
+
 def _standing(rng: random.Random) -> tuple[str, int, int]:
     """(status, confirmations, open disputes)."""
     confirmations = rng.choices(range(7), (30, 20, 15, 12, 10, 8, 5))[0]
@@ -768,7 +780,8 @@ def _load_deals(
             "venue_id", "format_id", "kind", "units", "packaging", "beer_id"
         )
     )
-    today = {c.slug: now.astimezone(zoneinfo.ZoneInfo(c.timezone)).date() for c in plan.cities}
+    zones = {c.slug: zoneinfo.ZoneInfo(c.timezone) for c in plan.cities}
+    today = {slug: now.astimezone(tz).date() for slug, tz in zones.items()}
     made = 0
     history: list[PriceCheck] = []
     backdated: list[Deal] = []  # first seen before the last check
@@ -795,7 +808,7 @@ def _load_deals(
             valid_from=_days_from(today[spec.city], spec.valid_from_days),
             valid_until=_days_from(today[spec.city], spec.valid_until_days),
             schedules=list(spec.schedules),
-            verified_at=now - dt.timedelta(minutes=spec.age_minutes),
+            verified_at=_checked_at(now, zones[spec.city], spec.age_minutes),
             status=spec.status,
             source=CheckSource.IMPORT,
         )
