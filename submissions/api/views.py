@@ -145,6 +145,9 @@ class WriteApi(APIView):
 
     def post(self, request, **kwargs):
         writes_open_or_raise()
+        ip = client_ip(request)
+        sender = address_hash(ip)
+        burst_check(sender)  # first: a flood of bad bodies costs their checks nothing either
         body = read_json_object(request, self.body_limit)
         issues = self.path_issues(kwargs)
         serializer = self.serializer_class(data=body)
@@ -153,9 +156,6 @@ class WriteApi(APIView):
         if issues:
             raise invalid(issues)
         data = serializer.validated_data
-        ip = client_ip(request)
-        sender = address_hash(ip)
-        burst_check(sender)
         with daily_cap(self.endpoint, sender) as slot:
             turnstile_verify(token=data["turnstile"], remote_ip=ip)
             try:

@@ -521,6 +521,24 @@ def test_burst_limit_over_all_writes(api, world, writes_open):
 
 
 @pytest.mark.django_db
+def test_a_daily_cap_of_zero_is_no_cap_as_status_says(api, client, world, writes_open):
+    writes_open.WRITE_DAILY_CAP = 0
+    assert client.get("/api/v1/status").json()["rateLimits"]["write"] is False
+    for i in range(3):
+        body = {"city": f"Cidade {i}", "turnstile": "t"}
+        assert api.post("/api/v1/city-requests", body).status_code == 202
+
+
+@pytest.mark.django_db
+def test_a_flood_of_bad_bodies_meets_the_burst_limit_too(api, world, writes_open):
+    """The burst limit comes before the body is read: invalid bodies (a menu photo to
+    decode, say) cost their checks only up to the limit."""
+    writes_open.WRITE_RATE_LIMIT = "2/min"
+    answers = [api.post("/api/v1/menu-photos", {"junk": True}).status_code for _ in range(4)]
+    assert answers == [400, 400, 429, 429]
+
+
+@pytest.mark.django_db
 def test_cap_counter_follows_the_forwarded_address_only_from_trusted_proxies(world, writes_open):
     writes_open.WRITE_DAILY_CAP = 1
     writes_open.TRUSTED_PROXY_CIDRS = ["10.0.0.0/8"]

@@ -6,8 +6,11 @@ value ``MISSING`` removes the key; expected is ``OK`` (202) or the issue path of
 
 import base64
 import copy
+import io
+import struct
 
 import pytest
+from PIL import Image
 
 from .conftest import jpeg_data_uri
 
@@ -649,3 +652,33 @@ def test_validation_comes_before_verification(api, world, writes_open, path):
     writes_open.TURNSTILE_SECRET_KEY = "2x0000000000000000000000000000000AA"
     response = api.post(path, {"turnstile": "tok", "surprise": True})
     assert response.status_code == 400
+
+
+def _progressive_jpeg(declared: tuple[int, int] | None = None, mode: str = "RGB") -> str:
+    """A small progressive JPEG; with `declared`, its frame header claims that size."""
+    buf = io.BytesIO()
+    Image.new(mode, (16, 16), (200, 120, 30)[: len(mode)] if mode == "RGB" else 0).save(
+        buf, "JPEG", progressive=True
+    )
+    raw = bytearray(buf.getvalue())
+    if declared:
+        sof = raw.index(b"\xff\xc2")  # start of frame, progressive
+        raw[sof + 5 : sof + 9] = struct.pack(">HH", declared[1], declared[0])
+    return "data:image/jpeg;base64," + base64.b64encode(bytes(raw)).decode()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", ["RGB", "CMYK"])
+def test_a_progressive_jpeg_declaring_a_huge_size_is_refused_before_decoding(
+    api, world, writes_open, mode
+):
+    """A 1 KB progressive JPEG declaring 13377 × 13377 took seconds and over a gigabyte to
+    decode, even at reduced scale: refused from its header."""
+    bomb = _progressive_jpeg(declared=(13377, 13377), mode=mode)
+    assert len(bomb) < 2000
+    response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "images": [bomb]})
+    assert response.status_code == 400
+    assert response.json()["issues"] == [
+        {"path": "images.0", "message": "A progressive JPEG must be at most 24 megapixels."}
+    ]
+    check(api, "/api/v1/menu-photos", {**menu_photo_body(), "images": [_progressive_jpeg()]}, OK)
