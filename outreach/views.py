@@ -4,6 +4,8 @@ Every token gets the same bytes, valid or not, used or not: the page carries not
 from the token, and the form posts back to the address it came from (`action=""`).
 """
 
+import logging
+
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.utils import translation
@@ -19,6 +21,7 @@ from . import services
 from .tokens import check_token
 
 RATE_GROUP = "optout"
+logger = logging.getLogger(__name__)
 
 
 def _page(template: str) -> HttpResponse:
@@ -42,14 +45,19 @@ def optout(request, token: str) -> HttpResponse:
     is not needed: the token alone says who."""
     try:
         enforce_rate(request, RATE_GROUP, read_limit())
+        if request.method == "POST":
+            lead_id = check_token(token)
+            if lead_id is not None:
+                services.lead_opt_out(lead_id=lead_id)
+            return _page("outreach/optout_done.html")
     except ApplicationError as exc:
         response = json_error(exc.status, exc.message)
         for name, value in exc.headers.items():
             response[name] = value
         return response
-    if request.method == "POST":
-        lead_id = check_token(token)
-        if lead_id is not None:
-            services.lead_opt_out(lead_id=lead_id)
-        return _page("outreach/optout_done.html")
+    except Exception:  # the database or the counters' store is down: say so, and try later
+        logger.warning("opt-out: unavailable", exc_info=True)  # no path: it holds the token
+        response = json_error(503, "Opting out is unavailable for now; try again later.")
+        response["Retry-After"] = "60"
+        return response
     return _page("outreach/optout.html")

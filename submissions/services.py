@@ -7,10 +7,12 @@ concurrent identical requests: the partial unique constraints decide).
 
 import datetime as dt
 import hashlib
+import hmac
 import json
 import logging
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.conf import settings
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
@@ -51,6 +53,7 @@ DUPLICATE = "duplicate"
 FINGERPRINT_IGNORES = frozenset({"turnstile", "email", "contact", "consent"})
 PRIVATE_KEYS = frozenset({"turnstile", "email", "contact", "consent", "name"})
 BIGINT_MAX = 2**63 - 1
+NOTIFY_GRACE = dt.timedelta(days=1)  # the "it's live" e-mail retries for about 10 minutes
 CONTACT_RETENTION = dt.timedelta(days=90)
 PHOTO_RETENTION = dt.timedelta(days=7)
 DISPUTED_AT = 2
@@ -70,12 +73,16 @@ def json_canonical(value):
 
 
 def body_fingerprint(body: dict) -> str:
-    """sha256 of the canonical JSON of the body, without verification and private keys."""
+    """A keyed hash (HMAC-SHA256, ADDRESS_HASH_KEY) of the canonical JSON of the body, without
+    verification and contacts: it finds a repeated write. Keyed, because the body may hold a
+    name that the 90-day purge deletes: with a plain hash, the rest of the row in clear let
+    anyone holding the table try names until one matched."""
     kept = {k: v for k, v in body.items() if k not in FINGERPRINT_IGNORES}
     text = json.dumps(
         json_canonical(kept), sort_keys=True, separators=(",", ":"), ensure_ascii=False
     )
-    return hashlib.sha256(text.encode()).hexdigest()
+    key = b"breja-body-fingerprint:" + settings.ADDRESS_HASH_KEY.encode()
+    return hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
 
 
 def reais_to_cents(value: float) -> int:
@@ -331,11 +338,22 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
 
 
 def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
-    """Delete bar-owner and menu-photo contacts older than 90 days, and menu photos older than
-    a week that were never read (their upload is marked expired)."""
+    """Delete bar-owner and menu-photo contacts older than 90 days, the e-mails of decided
+    submissions and city requests that no notification took away within a day (a relay that
+    refused the address for good, a price deleted meanwhile), and menu photos older than a week
+    that were never read (their upload is marked expired)."""
     now = now or timezone.now()
     contact_cutoff = now - CONTACT_RETENTION
+    decided = models.Q(reviewed_at__lt=now - NOTIFY_GRACE, email__isnull=False) & ~models.Q(
+        state=ReviewState.PENDING
+    )
     counts = {
+        "submission_emails": PriceSubmission.objects.filter(decided).update(
+            email=None, email_index=""
+        ),
+        "city_request_emails": CityRequest.objects.filter(decided).update(
+            email=None, email_index=""
+        ),
         "bar_owner_contacts": BarOwnerMessage.objects.filter(created_at__lt=contact_cutoff)
         .filter(models.Q(contact__isnull=False) | models.Q(name__isnull=False))
         .update(contact=None, name=None, contact_index=""),

@@ -41,7 +41,9 @@ class ApiErrorMiddleware:
             return None
         if isinstance(exception, SuspiciousOperation):
             return suspicious_json(exception)
-        logger.exception("Unhandled error on %s", request.path)
+        # the route, not the path: an opt-out path holds its token
+        route = getattr(request.resolver_match, "route", None) or "an unknown route"
+        logger.exception("Unhandled error on %s", route)
         return json_error(500, "Internal error.")
 
 

@@ -1,5 +1,6 @@
 """The opt-out link: tokens, the page, one-click, one confirmation e-mail, rate limit."""
 
+import logging
 import re
 import threading
 
@@ -354,3 +355,43 @@ def test_lead_found_by_blind_index_of_any_spelling(lead):
 
 def test_lead_str_never_shows_the_email(lead):
     assert EMAIL not in str(lead)
+
+
+def test_an_outage_answers_503_and_logs_no_token(client, lead, monkeypatch, caplog):
+    """The token alone opts a lead out: it must not reach a log line, not even when the
+    database is down (it was logged with the path of the 500)."""
+    from django.db import OperationalError
+
+    def down(**kwargs):
+        raise OperationalError("the database is down")
+
+    monkeypatch.setattr(services, "lead_opt_out", down)
+    token = make_token(lead.pk)
+    with caplog.at_level(logging.DEBUG):
+        response = client.post(url(token))
+    assert response.status_code == 503
+    assert response.json()["error"] == "unavailable"
+    assert response["Retry-After"] == "60"
+    assert caplog.records  # the outage is logged...
+    assert not any(token in r.getMessage() or token in (r.exc_text or "") for r in caplog.records)
+
+
+def test_log_lines_never_carry_an_opt_out_token(lead):
+    """Whatever logs a path (Django's 'Internal Server Error: …'), the handlers mask it."""
+    from django.conf import settings
+
+    from config.logfilters import RedactSecrets
+
+    token = make_token(lead.pk)
+    record = logging.LogRecord(
+        "django.request",
+        logging.ERROR,
+        __file__,
+        1,
+        "Internal Server Error: %s",
+        (f"/api/v1/optout/{token}",),
+        None,
+    )
+    assert RedactSecrets().filter(record)
+    assert record.getMessage() == "Internal Server Error: /api/v1/optout/[redacted]"
+    assert "redact" in settings.LOGGING["handlers"]["console"]["filters"]

@@ -10,11 +10,13 @@ from beers.models import Deal, PriceCheck
 from submissions import services
 from submissions.models import (
     BarOwnerMessage,
+    CityRequest,
     DealConfirmation,
     DealDispute,
     MenuPhoto,
     MenuPhotoUpload,
     PhotoState,
+    PriceSubmission,
 )
 
 from .conftest import JsonClient
@@ -213,3 +215,69 @@ def test_seconds_to_midnight_counts_real_seconds_across_a_clock_change(settings)
     assert seconds_to_midnight(now) == 25 * 3600
     settings.TIME_ZONE = "America/Sao_Paulo"
     assert seconds_to_midnight(dt.datetime(2026, 11, 24, 2, 0, tzinfo=dt.UTC)) == 3600
+
+
+@pytest.mark.django_db
+def test_contacts_purge_deletes_emails_no_notification_took_away(world):
+    """The 'it's live' e-mail deletes the address once sent; when it never goes out (a relay
+    refusing the address for good), the address goes a day after the decision."""
+    now = timezone.now()
+    rows = []
+    for n, (state, decided_hours_ago) in enumerate(
+        [("approved", 30), ("rejected", 30), ("merged", 30), ("approved", 12), ("pending", None)]
+    ):
+        reviewed = now - dt.timedelta(hours=decided_hours_ago) if decided_hours_ago else None
+        rows.append(
+            CityRequest.objects.create(
+                address_hash=A,
+                body_fingerprint=str(n),
+                city=f"Cidade {n}",
+                state=state,
+                reviewed_at=reviewed,
+                email=f"quem{n}@example.com",
+                email_index="x",
+            )
+        )
+    submission = PriceSubmission.objects.create(
+        address_hash=A,
+        body_fingerprint="s",
+        city=world.city,
+        format=world.deal.format,
+        payload={},
+        state="approved",
+        reviewed_at=now - dt.timedelta(days=2),
+        email="viu@example.com",
+        email_index="x",
+    )
+    counts = services.contacts_purge(now=now)
+    assert counts["city_request_emails"] == 3 and counts["submission_emails"] == 1
+    emails = {r.pk: CityRequest.objects.get(pk=r.pk).email for r in rows}
+    assert [emails[r.pk] for r in rows] == [
+        None,
+        None,
+        None,
+        "quem3@example.com",  # decided 12 hours ago: the notification may still be retrying
+        "quem4@example.com",  # pending
+    ]
+    submission.refresh_from_db()
+    assert (submission.email, submission.email_index) == (None, "")
+
+
+def test_a_body_fingerprint_is_keyed(settings):
+    """The fingerprint stays after the purge deletes a bar owner's name: without the key,
+    trying names against it must not work."""
+    import hashlib
+    import json
+
+    body = {"city": "sao-paulo", "topic": "other", "name": "Mariana Oliveira", "turnstile": "t"}
+    kept = json.dumps(
+        {k: v for k, v in body.items() if k != "turnstile"},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    first = services.body_fingerprint(body)
+    assert first != hashlib.sha256(kept.encode()).hexdigest()
+    assert services.body_fingerprint({**body, "turnstile": "other"}) == first
+    settings.ADDRESS_HASH_KEY = "another key"
+    assert services.body_fingerprint(body) != first
