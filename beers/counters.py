@@ -3,6 +3,7 @@
 import re
 import time
 
+from django.conf import settings
 from django.core.cache import cache
 
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$")
@@ -18,6 +19,11 @@ _PERIODS = {
     "d": 86400,
     "day": 86400,
 }
+
+
+def daily_cap_enforced() -> bool:
+    """Whether writes have a daily cap: WRITE_DAILY_CAP of 0 or less is none."""
+    return settings.WRITE_DAILY_CAP > 0
 
 
 def parse_rate(rate: str) -> tuple[int, int] | None:

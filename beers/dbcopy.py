@@ -7,7 +7,7 @@ reach callers as psycopg's own rather than `django.db` errors.
 
 from contextlib import contextmanager, nullcontext
 
-from psycopg import pq
+from psycopg import capabilities
 
 
 @contextmanager
@@ -23,7 +23,7 @@ def stream_rows(cursor, sql: str, params=None, *, size: int = 2000):
     """Yield the rows of `sql` (a SELECT) as libpq receives them, `size` rows at a time
     (chunked rows mode): flat memory like a server-side cursor, yet the query may use a
     parallel plan, which a cursor may not. Seen like any other query (see copy_out)."""
-    if pq.version() < 170000:  # chunks need libpq 17; row by row before
+    if not capabilities.has_stream_chunked():  # libpq 17, at build and run time
         size = 1
     debug = getattr(cursor, "debug_sql", None)
     with cursor.db.wrap_database_errors, debug(sql, params) if debug else nullcontext():

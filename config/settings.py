@@ -329,7 +329,15 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
         # Request bodies and addresses never reach logs: Django logs only status lines here.
-        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
+        # Their records carry the request's path; an opt-out path holds its token: masked for
+        # every handler (the filter is the logger's), not only ours.
+        "django.request": {
+            "handlers": ["console"],
+            "level": "ERROR",
+            "propagate": False,
+            "filters": ["redact"],
+        },
+        "django.server": {"filters": ["redact"]},
         # The MCP SDK logs every stateless request at INFO ("Terminating session").
         "mcp": {"level": "WARNING"},
     },

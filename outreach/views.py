@@ -6,6 +6,7 @@ from the token, and the form posts back to the address it came from (`action=""`
 
 import logging
 
+from django.db import DatabaseError
 from django.http import HttpResponse
 from django.template.loader import render_to_string
 from django.utils import translation
@@ -14,6 +15,7 @@ from django.views.decorators.http import require_http_methods
 
 from beers.api.errors import json_error
 from beers.api.live import enforce_rate, read_limit
+from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError
 from beers.views import site_context
 
@@ -36,6 +38,26 @@ def _page(template: str) -> HttpResponse:
     return response
 
 
+def _json_error(exc: ApplicationError) -> HttpResponse:
+    response = json_error(exc.status, exc.message)
+    for name, value in exc.headers.items():
+        response[name] = value
+    return response
+
+
+def _unavailable() -> HttpResponse:
+    """An outage: 503, try again later. Logged without the path, which holds the token."""
+    logger.warning("opt-out: unavailable", exc_info=True)
+    return _json_error(
+        ApplicationError(
+            503,
+            "unavailable",
+            "Opting out is unavailable for now; try again later.",
+            headers={"Retry-After": str(DEFAULT_RETRY_AFTER)},
+        )
+    )
+
+
 # Mail clients POST without a CSRF token (RFC 8058); the token in the path is the authority.
 @csrf_exempt
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -45,19 +67,16 @@ def optout(request, token: str) -> HttpResponse:
     is not needed: the token alone says who."""
     try:
         enforce_rate(request, RATE_GROUP, read_limit())
-        if request.method == "POST":
-            lead_id = check_token(token)
-            if lead_id is not None:
-                services.lead_opt_out(lead_id=lead_id)
-            return _page("outreach/optout_done.html")
     except ApplicationError as exc:
-        response = json_error(exc.status, exc.message)
-        for name, value in exc.headers.items():
-            response[name] = value
-        return response
-    except Exception:  # the database or the counters' store is down: say so, and try later
-        logger.warning("opt-out: unavailable", exc_info=True)  # no path: it holds the token
-        response = json_error(503, "Opting out is unavailable for now; try again later.")
-        response["Retry-After"] = "60"
-        return response
+        return _json_error(exc)
+    except Exception:  # the counters' store is down (a cache backend's own errors)
+        return _unavailable()
+    if request.method == "POST":
+        lead_id = check_token(token)
+        if lead_id is not None:
+            try:
+                services.lead_opt_out(lead_id=lead_id)
+            except DatabaseError:
+                return _unavailable()
+        return _page("outreach/optout_done.html")
     return _page("outreach/optout.html")

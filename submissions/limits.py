@@ -94,7 +94,7 @@ def daily_cap(endpoint: str, address_hash: str):
     the slot carries the 429 `rate_limited` to answer (and can't be kept). A cap of 0 or less
     is no cap (status then says `rateLimits.write` false, unless the burst limit is on)."""
     key = _cap_key(endpoint, address_hash)
-    if settings.WRITE_DAILY_CAP <= 0:
+    if not counters.daily_cap_enforced():
         slot = CapSlot(key)
         slot.kept = True  # nothing counted, nothing to give back
         yield slot

@@ -53,7 +53,7 @@ DUPLICATE = "duplicate"
 FINGERPRINT_IGNORES = frozenset({"turnstile", "email", "contact", "consent"})
 PRIVATE_KEYS = frozenset({"turnstile", "email", "contact", "consent", "name"})
 BIGINT_MAX = 2**63 - 1
-NOTIFY_GRACE = dt.timedelta(days=1)  # the "it's live" e-mail retries for about 10 minutes
+NOTIFY_GRACE = dt.timedelta(days=1)  # the "it's live" e-mail retries for a few minutes
 CONTACT_RETENTION = dt.timedelta(days=90)
 PHOTO_RETENTION = dt.timedelta(days=7)
 DISPUTED_AT = 2

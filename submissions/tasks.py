@@ -20,7 +20,8 @@ def menu_photos_process(upload_id: int) -> None:
 @shared_task
 def contacts_purge() -> dict[str, int]:
     """Daily (config/celery.py beat schedule): bar-owner and menu-photo contacts older than
-    90 days, and menu photos never read within a week."""
+    90 days, e-mails of decided submissions and city requests left after a day, and menu
+    photos never read within a week."""
     counts = services.contacts_purge()
     logger.info("contacts_purge: %s", counts)
     return counts

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from beers import degraded
-from beers.counters import parse_rate
+from beers.counters import daily_cap_enforced, parse_rate
 from beers.selectors import queries, ranking
 
 from . import schema
@@ -30,7 +30,7 @@ class StatusApi(APIView):
                 "db": db_ok,
                 "rateLimits": {
                     "read": read_limit() is not None,
-                    "write": settings.WRITE_DAILY_CAP > 0
+                    "write": daily_cap_enforced()
                     or parse_rate(settings.WRITE_RATE_LIMIT) is not None,
                 },
             }

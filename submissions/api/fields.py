@@ -225,7 +225,7 @@ class StrictUriField(StrictCharField):
 
 JPEG_PREFIX = "data:image/jpeg;base64,"
 IMAGE_MAX_CHARS = 700_000
-PROGRESSIVE_MAX_SAMPLES = 24_000_000 * 3  # pixels × colour channels (see JpegDataUriField)
+IMAGE_MAX_PIXELS = 24_000_000  # and 3 channels' worth of samples (see JpegDataUriField)
 
 
 @extend_schema_field(
@@ -240,10 +240,11 @@ class JpegDataUriField(serializers.Field):
     """A JPEG as a ``data:image/jpeg;base64,...`` string of at most 700000 characters.
 
     Decoded strictly and checked with Pillow (decoded at reduced scale so a huge declared size
-    costs little); returns the JPEG bytes. Reduced scale does not spare a progressive JPEG's
-    full-size coefficients: a 1 KB one declaring 13377 × 13377 CMYK took 2 s and 1.4 GB to
-    check, so a progressive JPEG may hold at most PROGRESSIVE_MAX_SAMPLES (pixels × colour
-    channels: 24 megapixels in colour, about 150 MB to check).
+    costs little); returns the JPEG bytes. Reduced scale does not spare the full-size
+    coefficients of a progressive JPEG, or of a baseline one that sends each channel in a scan
+    of its own: 1 KB declaring 13377 × 13377 took 2 s and 1.4 GB to check. So the header is
+    read first and a JPEG may hold at most IMAGE_MAX_PIXELS pixels, and as many samples as
+    that many colour pixels (18 megapixels in CMYK): about 150 MB to check at worst.
     """
 
     default_error_messages = {
@@ -251,7 +252,7 @@ class JpegDataUriField(serializers.Field):
         "too_long": f"Must be at most {IMAGE_MAX_CHARS} characters.",
         "not_data_uri": f"Must be a JPEG as a data URI starting with {JPEG_PREFIX!r}.",
         "not_jpeg": "Must be a decodable JPEG image.",
-        "too_large": "A progressive JPEG must be at most 24 megapixels.",
+        "too_large": "Must be at most 24 megapixels (18 in CMYK).",
     }
 
     def to_internal_value(self, data):
@@ -271,8 +272,10 @@ class JpegDataUriField(serializers.Field):
             with Image.open(io.BytesIO(raw)) as img:
                 if img.format != "JPEG":
                     self.fail("not_jpeg")
-                samples = img.width * img.height * len(img.getbands())
-                if img.info.get("progressive") and samples > PROGRESSIVE_MAX_SAMPLES:
+                pixels = img.width * img.height
+                if pixels > IMAGE_MAX_PIXELS or pixels * len(img.getbands()) > (
+                    IMAGE_MAX_PIXELS * 3
+                ):
                     self.fail("too_large")
                 img.draft("RGB", (max(1, img.width // 8), max(1, img.height // 8)))
                 img.load()

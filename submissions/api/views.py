@@ -1,10 +1,11 @@
 """The write endpoints: one APIView each, all through the same steps.
 
 1. closed?           503 unavailable (no TURNSTILE_SECRET_KEY, degraded switch, no database)
-2. body size         413 payload_too_large (Content-Length and the bytes read), before parsing
-3. JSON object       400 invalid_request
-4. body (and path)   400 invalid_request, one issue per problem; before verification
-5. burst limit       429 rate_limited (WRITE_RATE_LIMIT, all writes of an address)
+2. burst limit       429 rate_limited (WRITE_RATE_LIMIT, all writes of an address, counted
+                     before the body is read: bad bodies are limited too)
+3. body size         413 payload_too_large (Content-Length and the bytes read), before parsing
+4. JSON object       400 invalid_request
+5. body (and path)   400 invalid_request, one issue per problem; before verification
 6. daily cap         a place under WRITE_DAILY_CAP (per endpoint, address, day); only stored
                      writes count (see submissions.limits)
 7. verification      403 forbidden / 503 unavailable (submissions.turnstile)

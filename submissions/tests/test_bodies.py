@@ -679,6 +679,21 @@ def test_a_progressive_jpeg_declaring_a_huge_size_is_refused_before_decoding(
     response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "images": [bomb]})
     assert response.status_code == 400
     assert response.json()["issues"] == [
-        {"path": "images.0", "message": "A progressive JPEG must be at most 24 megapixels."}
+        {"path": "images.0", "message": "Must be at most 24 megapixels (18 in CMYK)."}
     ]
     check(api, "/api/v1/menu-photos", {**menu_photo_body(), "images": [_progressive_jpeg()]}, OK)
+
+
+@pytest.mark.django_db
+def test_a_baseline_jpeg_declaring_a_huge_size_is_refused_too(api, world, writes_open):
+    """A baseline JPEG with a scan per channel keeps full-size coefficients like a
+    progressive one: the size limit holds for every JPEG."""
+    buf = io.BytesIO()
+    Image.new("RGB", (16, 16), (200, 120, 30)).save(buf, "JPEG")
+    raw = bytearray(buf.getvalue())
+    sof = raw.index(b"\xff\xc0")  # start of frame, baseline
+    raw[sof + 5 : sof + 9] = struct.pack(">HH", 5000, 5000)  # 25 megapixels
+    bomb = "data:image/jpeg;base64," + base64.b64encode(bytes(raw)).decode()
+    response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "images": [bomb]})
+    assert response.status_code == 400
+    assert response.json()["issues"][0]["message"] == "Must be at most 24 megapixels (18 in CMYK)."

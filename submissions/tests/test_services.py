@@ -281,3 +281,22 @@ def test_a_body_fingerprint_is_keyed(settings):
     assert services.body_fingerprint({**body, "turnstile": "other"}) == first
     settings.ADDRESS_HASH_KEY = "another key"
     assert services.body_fingerprint(body) != first
+
+
+@pytest.mark.django_db
+def test_the_migration_forgets_the_plain_fingerprints_no_longer_compared(world):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("submissions.migrations.0004_forget_plain_fingerprints")
+    decided = CityRequest.objects.create(
+        address_hash=A, body_fingerprint="plain-1", city="Cidade", state="rejected"
+    )
+    waiting = CityRequest.objects.create(
+        address_hash=A, body_fingerprint="plain-2", city="Cidade", state="pending"
+    )
+    migration.forget(apps, None)
+    decided.refresh_from_db()
+    waiting.refresh_from_db()
+    assert (decided.body_fingerprint, waiting.body_fingerprint) == ("", "plain-2")
