@@ -97,9 +97,10 @@ def transport_security(allowed_hosts: list[str]) -> TransportSecuritySettings:
     )
 
 
-def _count(scope, rate: tuple[int, int]) -> tuple[bool, int]:
-    """One more request from this client address in the `mcp` group (READ_RATE_LIMIT, the
-    live reads' limit: the tools answer the same questions)."""
+def _count(scope, rate: tuple[int, int], group: str = "mcp") -> tuple[bool, int]:
+    """One more request from this client address in `group`: `mcp` counts tool calls
+    (READ_RATE_LIMIT, the live reads' limit: the tools answer the same questions),
+    `mcp-protocol` the rest of the traffic (initialize, lists, notifications)."""
     headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
     meta = {
         "REMOTE_ADDR": (scope.get("client") or ("", 0))[0],
@@ -107,7 +108,40 @@ def _count(scope, rate: tuple[int, int]) -> tuple[bool, int]:
         "HTTP_X_FORWARDED_FOR": headers.get("x-forwarded-for", ""),
     }
     limit, period = rate
-    return window_hit("mcp", address_hash(client_ip_from_meta(meta)), limit, period)
+    return window_hit(group, address_hash(client_ip_from_meta(meta)), limit, period)
+
+
+PROTOCOL_RATE_FACTOR = 4  # a client opens a session and lists tools around its calls
+BODY_PEEK_LIMIT = 4 << 20  # the SDK's own limit (413 above it)
+
+
+async def _read_body(receive) -> tuple[bytes, list[dict]]:
+    """The request's body (up to BODY_PEEK_LIMIT; beyond, what was read) and the messages
+    that carried it, to hand the app as they came."""
+    messages, size, chunks = [], 0, []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size <= BODY_PEEK_LIMIT:
+            chunks.append(chunk)
+        if not message.get("more_body") or size > BODY_PEEK_LIMIT:
+            break
+    return b"".join(chunks), messages
+
+
+def _calls_a_tool(body: bytes) -> bool:
+    """Whether a JSON-RPC body (one message or a batch) holds a tools/call. What does not
+    parse counts as one: the SDK refuses it, and it cost a parse."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return True
+    messages = data if isinstance(data, list) else [data]
+    return any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages)
 
 
 async def _too_many_requests(send, retry_after: int) -> None:
@@ -162,6 +196,18 @@ async def _only_post(send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _replay(messages: list[dict], receive):
+    """A receive that gives `messages` again, then goes on with the client's."""
+    pending = list(messages)
+
+    async def replayed():
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
 class McpMount:
     """The ASGI app at /mcp. Each lifespan builds a fresh transport (the SDK's session manager
     runs once per instance), so the same application object can be served again: a reloaded
@@ -186,10 +232,19 @@ class McpMount:
                 return
             rate = parse_rate(settings.READ_RATE_LIMIT)
             if rate is not None:
-                allowed, retry_after = await anyio.to_thread.run_sync(_count, scope, rate)
+                body, messages = await _read_body(receive)
+                if _calls_a_tool(body):
+                    counted = await anyio.to_thread.run_sync(_count, scope, rate)
+                else:
+                    protocol = (rate[0] * PROTOCOL_RATE_FACTOR, rate[1])
+                    counted = await anyio.to_thread.run_sync(
+                        _count, scope, protocol, "mcp-protocol"
+                    )
+                allowed, retry_after = counted
                 if not allowed:
                     await _too_many_requests(send, retry_after)
                     return
+                receive = _replay(messages, receive)
         await self.app(scope, receive, send)
 
     @contextlib.asynccontextmanager

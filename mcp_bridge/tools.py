@@ -19,6 +19,7 @@ from pydantic import WithJsonSchema
 from beers.answers import DATASETS_INDEX, answer_cached, ensure_live
 from beers.errors import ApplicationError
 from beers.selectors import cities, overview, queries, ranking
+from beers.selectors.price_index import MONTH_RE
 from beers.selectors.queries import KINDS, LANGS
 
 from . import schemas
@@ -393,7 +394,7 @@ def price_index(
         _arg(
             {
                 "type": ["string", "null"],
-                "pattern": r"^\d{4}-(0[1-9]|1[0-2])$",
+                "pattern": MONTH_RE.pattern,
                 "default": None,
                 "description": "YYYY-MM, city-local calendar month; the latest month by default",
             }

@@ -32,7 +32,8 @@ from beers.models import City, DealKind, PriceCheck, PriceIndexHistory
 from .published import price_brand, published_deals
 
 SCOPES = ("city", "format", "neighbourhood", "brand")
-MONTH_RE = re.compile(r"^([0-9]{4})-(0[1-9]|1[0-2])$")
+# years 0001 to 9998: a month and the one after it must both be dates
+MONTH_RE = re.compile(r"^(?!0000|9999)([0-9]{4})-(0[1-9]|1[0-2])$")
 _HALF = Fraction(1, 2)
 
 

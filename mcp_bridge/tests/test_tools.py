@@ -240,6 +240,12 @@ def test_price_index_defaults_to_the_latest_month_and_takes_a_month(live):
     assert {c["month"] for c in earlier["items"]} <= {previous}
     empty = ok(call(live, "price_index", {"city": "sao-paulo", "month": "1999-01"}))
     assert empty["items"] == [] and empty["final"] is True
+    for edge in ("0001-01", "9998-12"):
+        assert ok(call(live, "price_index", {"city": "sao-paulo", "month": edge}))["items"] == []
+    for beyond in ("0000-01", "9999-12"):  # no calendar holds them and the month after
+        assert "YYYY-MM" in error_text(
+            call(live, "price_index", {"city": "sao-paulo", "month": beyond})
+        )
 
 
 def test_catalog_lists_cities_brands_and_formats_other_tools_accept(live):
@@ -390,14 +396,35 @@ def test_degraded_mode_is_a_tool_error_pointing_at_the_static_datasets(live, api
 # --- rate limit ------------------------------------------------------------------------------
 
 
-def test_mcp_requests_are_rate_limited_per_address_in_their_own_group(live, api, settings):
+def _call_over_raw_http(api, **headers):
+    body = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "price_per_litre", "arguments": {"price_brl": 7, "volume_ml": 350}},
+    }
+    return api.post("/mcp", json=body, headers={**HEADERS, **headers})
+
+
+def test_mcp_tool_calls_are_rate_limited_per_address_in_their_own_group(live, api, settings):
+    """READ_RATE_LIMIT counts tool calls; the protocol around them (initialize, lists,
+    notifications: a client opening a session per call sends three requests for one call)
+    has four times as much room."""
     settings.READ_RATE_LIMIT = "3/hour"  # an hour: no window edge falls inside the test
     for _ in range(3):
+        assert _call_over_raw_http(api).status_code == 200
         assert _list_tools_over_raw_http(api).status_code == 200
-    refused = _list_tools_over_raw_http(api)
+    refused = _call_over_raw_http(api)
     assert refused.status_code == 429
     assert 0 < int(refused.headers["Retry-After"]) <= 3600
     assert "/api/v1/index.json" in refused.json()["error"]["message"]
+    # a call hidden in a batch, or spelled with escapes, is a call
+    batch = rb'[{"jsonrpc": "2.0", "id": 3, "method": "tools\u002fcall", "params": {}}]'
+    escaped = api.post("/mcp", content=batch, headers=HEADERS)
+    assert escaped.status_code == 429
+    for _ in range(9):  # 3 lists above, 12 in all
+        assert _list_tools_over_raw_http(api).status_code == 200
+    assert _list_tools_over_raw_http(api).status_code == 429
     # another address (through a trusted proxy) has its own count
     settings.TRUSTED_PROXY_CIDRS = ["127.0.0.1/32"]
     other = _list_tools_over_raw_http(api, **{"X-Forwarded-For": "203.0.113.9"})
