@@ -17,6 +17,7 @@ GeoJSON, so one a bar refers to is created with the name the CSV gives it (or it
 
 import csv
 import datetime as dt
+import hashlib
 import re
 import sys
 from collections.abc import Callable
@@ -56,7 +57,7 @@ from beers.selectors.price_index import FIGURES, MONTH_RE, SCOPES, month_is_fina
 
 from . import rows
 from .rows import from_unix, price_per_litre_cents
-from .services import datasets_schedule_export
+from .services import API_PREFIX, CITY_FILES, datasets_schedule_export
 
 BATCH = 1000
 _SLUG = re.compile(SLUG_RE)
@@ -229,6 +230,7 @@ CITY_FIELDS = {
     "lat": _float(-90, 90),
     "lng": _float(-180, 180),
 }
+CITY_COUNT_FIELDS = {"deal_count": _int(lo=0), "venue_count": _int(lo=0)}
 BRAND_FIELDS = {"slug": _slug(max_len=80), "name": _str(80, empty_ok=False)}
 BEER_FIELDS = {
     "slug": _slug(max_len=100),
@@ -374,6 +376,10 @@ def _envelope(data: dict, rel: str, city: str | None = None) -> None:
     for key in ("updated_at", "attribution"):
         if not isinstance(data.get(key), str):
             raise ImportRefused(rel, "must be a string", field=key)
+    try:
+        dt.datetime.fromisoformat(data["updated_at"])
+    except ValueError:
+        raise ImportRefused(rel, "must be an ISO 8601 date and time", field="updated_at") from None
     if city is not None and data.get("city") != city:
         raise ImportRefused(rel, f'must be "{city}"', field="city")
 
@@ -431,13 +437,16 @@ def _bulk_upsert(
         raise
 
 
-def _import_cities(root: Path, result: ImportResult) -> list[City]:
+def _import_cities(root: Path, result: ImportResult) -> tuple[list[City], dict]:
+    """The cities; returns them, and the counts cities.json gives for each (slug → (deals,
+    venues)), to check against their files."""
     rel = "cities.json"
     data = _load(root, rel)
     _envelope(data, rel)
-    cities, seen = [], set()
+    cities, seen, stated = [], set(), {}
     for i, raw in enumerate(_array(data, rel)):
-        item = _clean(rel, i, raw, CITY_FIELDS, "slug")
+        item = _clean(rel, i, raw, {**CITY_FIELDS, **CITY_COUNT_FIELDS}, "slug")
+        stated[item["slug"]] = (item.pop("deal_count"), item.pop("venue_count"))
         if item["slug"] in seen:
             raise ImportRefused(rel, "repeated", item=i, item_id=item["slug"], field="slug")
         seen.add(item["slug"])
@@ -452,7 +461,7 @@ def _import_cities(root: Path, result: ImportResult) -> list[City]:
         )
         cities.append(city)
     result.cities = len(cities)
-    return cities
+    return cities, stated
 
 
 def _import_catalog(root: Path, result: ImportResult) -> None:
@@ -531,7 +540,7 @@ def _import_neighbourhoods(
     data = _load(root, rel)
     if data.get("type") != "FeatureCollection":
         raise ImportRefused(rel, 'must be "FeatureCollection"', field="type")
-    objs, labels = [], []
+    objs, labels, seen = [], [], set()
     for i, feature in enumerate(_array(data, rel, "features")):
         if not isinstance(feature, dict) or feature.get("type") != "Feature":
             raise ImportRefused(rel, 'must be a "Feature"', item=i, field="type")
@@ -541,6 +550,9 @@ def _import_neighbourhoods(
         item = _clean(
             rel, i, props, {"slug": _slug(max_len=80), "name": _str(120, empty_ok=False)}, "slug"
         )
+        if item["slug"] in seen:
+            raise ImportRefused(rel, "repeated", item=i, item_id=item["slug"], field="slug")
+        seen.add(item["slug"])
         geometry = feature.get("geometry")
         if (
             not isinstance(geometry, dict)
@@ -602,15 +614,22 @@ def _refuse_other_cities_ids(model, what: str, rel: str, ids: list[int], labels,
 
 
 def _import_venues(
-    root: Path, city: City, hoods: dict[str, int], result: ImportResult, tree: dict[int, str]
+    root: Path,
+    city: City,
+    hoods: dict[str, int],
+    result: ImportResult,
+    tree: dict[int, str],
+    digests: dict[str, dict[int, bytes]],
 ) -> dict[int, str]:
     """The city's bars; returns id → status. `tree` holds the bar ids of the cities read
-    before (id → city slug): an id names one bar in the whole tree."""
+    before (id → city slug): an id names one bar in the whole tree. Fills `digests[city]`
+    (id → digest of the item as written) for venues.json's items to be compared with."""
     rel = f"{city.slug}/venues-all.json"
     data = _load(root, rel)
     _envelope(data, rel, city.slug)
     raw_items = _array(data, rel)
     objs, labels, ids, slugs = [], [], {}, {}
+    digests[city.slug] = {}
     hood_names = None
     taken = dict(Venue.objects.filter(city=city).values_list("slug", "id"))
     for i, raw in enumerate(raw_items):
@@ -624,6 +643,7 @@ def _import_venues(
         if item["id"] in tree:
             raise refuse(f"already the id of a bar of {tree[item['id']]}", "id")
         ids[item["id"]] = item["status"]
+        digests[city.slug][item["id"]] = _digest(raw)
         if item["slug"] in slugs:
             raise refuse(f"already used by item {slugs[item['slug']]}", "slug")
         slugs[item["slug"]] = i
@@ -875,8 +895,12 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...]) -> int:
     return count
 
 
+def _digest(item: dict) -> bytes:
+    return hashlib.blake2b(orjson.dumps(item, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+
+
 def _check_twins(
-    root: Path, city: City, venue_ids: dict[int, str], deals: int, index_items: int
+    root: Path, city: City, venue_ids: dict[int, str], deals: int, index_items: int, digests
 ) -> int:
     """The city's files the import does not load: each must be there, well formed and agree
     in size with the files it loaded (a CSV has the rows of its JSON twin). Returns the
@@ -892,6 +916,10 @@ def _check_twins(
             raise ImportRefused(
                 rel, f"not a bar of {slug}/venues-all.json", item=i, item_id=item["id"], field="id"
             )
+        if _digest(raw) != digests[item["id"]]:
+            raise ImportRefused(
+                rel, f"differs from the bar in {slug}/venues-all.json", item=i, item_id=item["id"]
+            )
     for name, columns, expected in (
         ("deals.csv", rows.DEALS_CSV_COLUMNS, deals),
         ("venues.csv", rows.VENUES_CSV_COLUMNS, len(venues)),
@@ -905,8 +933,22 @@ def _check_twins(
     return len(venues)
 
 
-def _check_index(root: Path, counts: dict[str, dict[str, int]]) -> None:
-    """index.json names the cities of cities.json with the counts of their files."""
+def _check_index(root: Path, counts: dict[str, dict[str, int]], stated: dict) -> None:
+    """index.json names the cities of cities.json with the counts and addresses of their
+    files, and cities.json's counts agree with them too."""
+    for i, (slug, (deal_count, venue_count)) in enumerate(stated.items()):
+        for key, value, found in (
+            ("deal_count", deal_count, counts[slug]["deals"]),
+            ("venue_count", venue_count, counts[slug]["venues"]),
+        ):
+            if value != found:
+                raise ImportRefused(
+                    "cities.json",
+                    f"says {value}, the city's files {found}",
+                    item=i,
+                    item_id=slug,
+                    field=key,
+                )
     rel = "index.json"
     data = _load(root, rel)
     _envelope(data, rel)
@@ -920,8 +962,16 @@ def _check_index(root: Path, counts: dict[str, dict[str, int]]) -> None:
             raise ImportRefused(
                 rel, "disagree with the city's files", item=i, item_id=slug, field="counts"
             )
+        if item.get("files") != {name: f"{API_PREFIX}{slug}/{name}" for name in CITY_FILES}:
+            raise ImportRefused(
+                rel, "must name each file of the city", item=i, item_id=slug, field="files"
+            )
     if sorted(listed) != sorted(counts):
         raise ImportRefused(rel, "must list each city of cities.json once", field="items")
+    if data.get("files") != {
+        name: f"{API_PREFIX}{name}" for name in ("cities.json", "catalog.json")
+    }:
+        raise ImportRefused(rel, "must name cities.json and catalog.json", field="files")
 
 
 def _reset_sequences() -> None:
@@ -941,23 +991,26 @@ def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportR
     bar = sys.stderr.isatty() if progress is None else progress
     result = ImportResult()
     with transaction.atomic():
-        cities = _import_cities(root, result)
+        cities, stated = _import_cities(root, result)
         _import_catalog(root, result)
         venues_of: dict[int, str] = {}
+        venue_digests: dict[str, dict[int, bytes]] = {}
         deals_of: set[int] = set()
         counts: dict[str, dict[str, int]] = {}  # per city, as index.json gives them
         for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
             hoods, features = _import_neighbourhoods(root, city, result)
-            venue_ids = _import_venues(root, city, hoods, result, venues_of)
+            venue_ids = _import_venues(root, city, hoods, result, venues_of, venue_digests)
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of)
             index_items = _import_price_index(root, city, result)
             counts[city.slug] = {
                 "deals": deals,
-                "venues": _check_twins(root, city, venue_ids, deals, index_items),
+                "venues": _check_twins(
+                    root, city, venue_ids, deals, index_items, venue_digests.pop(city.slug)
+                ),
                 "venues_all": len(venue_ids),
                 "neighbourhoods": features,
             }
-        _check_index(root, counts)
+        _check_index(root, counts, stated)
         _reset_sequences()
         datasets_schedule_export()  # the served files and the live answers follow
     return result

@@ -218,6 +218,41 @@ def _break(root, rel, mutate):
             lambda d: d["items"][0].update(id=987654),
             ["sao-paulo/venues.json", "item 0 (id 987654)", 'field "id"'],
         ),
+        (  # the files the import does not load must say what the loaded ones say
+            "sao-paulo/venues.json",
+            lambda d: d["items"][0].update(name="Outro nome"),
+            ["sao-paulo/venues.json", "item 0 (id {})", "differs from the bar"],
+        ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"].append(d["features"][0]),
+            ["manaus/neighbourhoods.geojson", "item 1 (id centro)", 'field "slug"', "repeated"],
+        ),
+        (
+            "cities.json",
+            lambda d: d["items"][0].pop("deal_count"),
+            ["cities.json", "item 0 (id manaus)", 'field "deal_count"'],
+        ),
+        (
+            "cities.json",
+            lambda d: d["items"][0].update(deal_count=d["items"][0]["deal_count"] + 1),
+            ["cities.json", "item 0 (id manaus)", 'field "deal_count"', "the city's files"],
+        ),
+        (
+            "index.json",
+            lambda d: d["items"][0].pop("files"),
+            ["index.json", "item 0 (id manaus)", 'field "files"'],
+        ),
+        (
+            "index.json",
+            lambda d: d.pop("files"),
+            ["index.json", 'field "files"'],
+        ),
+        (
+            "catalog.json",
+            lambda d: d.update(updated_at="yesterday"),
+            ["catalog.json", 'field "updated_at"', "ISO 8601"],
+        ),
     ],
 )
 def test_a_malformed_file_is_refused_naming_file_item_and_field_and_nothing_changes(
