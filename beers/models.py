@@ -189,12 +189,11 @@ class Beer(models.Model):
 
     def save(self, *args, **kwargs):
         super().save(*args, **kwargs)
-        if self.brand_id is not None:
-            # A price's brand is its beer's (datasets.md): a beer given a brand, or another one,
-            # takes its prices along, so live answers and the datasets agree.
-            Deal.objects.filter(beer=self).exclude(brand_id=self.brand_id).update(
-                brand_id=self.brand_id
-            )
+        # A price's brand is its beer's (datasets.md): a beer given a brand, another one or
+        # none takes its prices along, so live answers and the datasets agree.
+        Deal.objects.filter(beer=self).exclude(brand_id=self.brand_id).update(
+            brand_id=self.brand_id
+        )
 
 
 class FormatType(models.TextChoices):
@@ -397,8 +396,8 @@ class Deal(models.Model):
         return f"{self.venue} · {self.format_id} · {self.price_cents / 100:.2f}"
 
     def save(self, *args, **kwargs):
-        """The brand of a price with a branded beer is that beer's brand (datasets.md); the
-        price's own brand stands only for an unknown or unbranded beer."""
+        """The brand of a price with a known beer is that beer's brand, none for a beer without
+        one (datasets.md: "the beer's brand, or the brand alone when the beer is unknown")."""
         fields = kwargs.get("update_fields")
         touched = fields is None or bool({"beer", "beer_id", "brand", "brand_id"} & set(fields))
         if self.beer_id is not None and touched:
@@ -408,7 +407,7 @@ class Deal(models.Model):
                 beer_brand = Beer.objects.filter(pk=self.beer_id).values_list(
                     "brand_id", flat=True
                 )[0]
-            if beer_brand is not None and beer_brand != self.brand_id:
+            if beer_brand != self.brand_id:
                 self.brand_id = beer_brand
                 if fields is not None:
                     kwargs["update_fields"] = {*fields, "brand"}

@@ -741,7 +741,9 @@ def _deals_from(
             if item[key] is not None and item[key] not in table:
                 raise refuse(f"not in catalog.json {key}s", key)
         beer_brand = beer_brands.get(item["beer"])
-        if beer_brand is not None and item["brand"] != beer_brand:
+        if item["beer"] is not None and item["brand"] != beer_brand:
+            if beer_brand is None:
+                raise refuse("must be null: its beer has no brand in catalog.json", "brand")
             raise refuse(f"must be {beer_brand!r}, the brand of its beer", "brand")
         if item["format_code"] not in formats:
             raise refuse("not in catalog.json formats", "format_code")

@@ -551,6 +551,18 @@ def test_a_price_takes_its_beers_brand_everywhere(client, bar, formats):
     moved.beer_id = amstel.pk
     moved.save(update_fields=["beer"])
     assert Deal.objects.get(pk=other.pk).brand_id == amstel.brand_id
+    # datasets.md: a known beer's brand, or none; the price's own brand only without a beer
+    house = Beer.objects.create(slug="da-casa", name="Da casa", brand=None)
+    unbranded = deal_create(
+        venue=bar, format=formats["garrafa_600"], price_cents=990, beer=house, brand=own
+    )
+    assert unbranded.brand_id is None
+    alone = deal_create(venue=bar, format=formats["garrafa_600"], price_cents=991, brand=own)
+    assert alone.brand_id == own.pk
+    # a beer that loses its brand takes its prices along
+    amstel.brand = None
+    amstel.save()
+    assert Deal.objects.get(pk=other.pk).brand_id is None
 
 
 def test_error_answers_say_their_messages_are_english(client, city):
@@ -582,3 +594,19 @@ def test_too_many_query_parameters_is_a_400_not_a_500(client, city, path):
         "message": "Invalid request.",
         "issues": [{"path": "query", "message": "Too many parameters."}],
     }
+
+
+def test_the_migration_gives_prices_of_known_beers_their_beers_brand(bar, formats):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("beers.migrations.0006_brand_of_known_beers")
+    own = Brand.objects.create(slug="propria", name="Própria")
+    house = Beer.objects.create(slug="da-casa", name="Da casa", brand=None)
+    deal = deal_create(venue=bar, format=formats["garrafa_600"], price_cents=990, beer=house)
+    alone = deal_create(venue=bar, format=formats["garrafa_600"], price_cents=991, brand=own)
+    Deal.objects.filter(pk=deal.pk).update(brand_id=own.pk)  # as stored before the rule
+    migration.follow_the_beer(apps, None)
+    assert Deal.objects.get(pk=deal.pk).brand_id is None
+    assert Deal.objects.get(pk=alone.pk).brand_id == own.pk

@@ -188,6 +188,11 @@ def _break(root, rel, mutate):
             lambda d: d["items"][0].update(beer="brahma-chopp", brand="heineken"),
             ["item 0 (id {})", 'field "brand"', "brahma"],
         ),
+        (  # ... none for a known beer without one
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(beer="artesanal-da-casa", brand="heineken"),
+            ["item 0 (id {})", 'field "brand"', "must be null"],
+        ),
         (
             "cities.json",
             lambda d: d["items"].append(dict(d["items"][0])),
