@@ -28,6 +28,7 @@ except ImportError:  # pragma: no cover
     PoolTimeout = DatabaseError
 
 DATASETS_INDEX = "/api/v1/index.json"
+DATASETS_LICENSE = "ODbL-1.0"  # the open data's (datasets.md envelope)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from beers import labels
-from beers.answers import answers_changed
+from beers.answers import DATASETS_LICENSE, answers_changed
 from beers.models import (
     Beer,
     Brand,
@@ -54,7 +54,7 @@ from .storage import datasets_storage
 
 logger = logging.getLogger(__name__)
 
-LICENSE = "ODbL-1.0"
+LICENSE = DATASETS_LICENSE
 API_PREFIX = "/api/v1/"
 CITY_FILES = (
     "deals.json",

@@ -107,7 +107,10 @@ class IndexCell(TypedDict):
 
 
 class PriceIndexAnswer(TypedDict):
-    city: str
+    updated_at: str
+    license: str
+    attribution: str
+    city: Annotated[str, _d("the city's slug, as in {city}/price-index.json")]
     month: Annotated[str | None, _d("YYYY-MM; null when the city has no observations")]
     final: Annotated[bool | None, _d("true once the month has ended in the city")]
     items: list[IndexCell]

@@ -12,6 +12,7 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from beers import labels
+from beers.answers import DATASETS_LICENSE
 from beers.models import DealKind
 
 from . import catalog as catalog_selectors
@@ -71,15 +72,19 @@ def neighbourhoods_covered(query: CityQuery, *, now: dt.datetime | None = None) 
 
 
 def price_index_month(query: CityQuery, *, now: dt.datetime | None = None) -> Answer:
-    """`{city, month, final, items, as_of, source}`: the cells of `{city}/price-index.json` for
-    one month (the latest with observations when `query.month` is None); `items` is empty and
-    `month` null when the city has no observations yet."""
+    """`{city}/price-index.json` for one month (the latest with observations when `query.month`
+    is None): its envelope (`updated_at`, `license`, `attribution`, `city` slug) and `items`,
+    plus `month`, `final`, `as_of` and `source`. `items` is empty and `month` null when the
+    city has no observations yet."""
     now = now or timezone.now()
     city = city_get(query.city)
     month = query.month or price_index.latest_month(city)
     items = price_index.price_index(city=city, month=month, now=now) if month else []
     data = {
-        "city": city.name,
+        "updated_at": now.astimezone(dt.UTC).isoformat(timespec="seconds"),
+        "license": DATASETS_LICENSE,
+        "attribution": settings.ATTRIBUTION,
+        "city": city.slug,
         "month": month,
         "final": price_index.month_is_final(month, city.tz, now) if month else None,
         "items": items,

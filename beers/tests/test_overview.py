@@ -44,6 +44,9 @@ def test_price_index_month_is_the_datasets_cells_of_the_latest_month(
     assert answer["month"] == month == max(c["month"] for c in every_month)
     assert answer["items"] == [c for c in every_month if c["month"] == month]
     assert answer["final"] is price_index.month_is_final(month, city.tz, timezone.now())
+    # the envelope of {city}/price-index.json (datasets.md), the city as its slug
+    assert answer["city"] == "recife" and answer["license"] == "ODbL-1.0"
+    assert answer["attribution"] and answer["updated_at"].endswith("+00:00")
 
 
 def test_catalog_overview_counts_and_slugs(demo_data, django_assert_num_queries):

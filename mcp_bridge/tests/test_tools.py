@@ -229,6 +229,9 @@ def test_list_neighbourhoods_counts_what_search_deals_returns(live):
 def test_price_index_defaults_to_the_latest_month_and_takes_a_month(live):
     latest = ok(call(live, "price_index", {"city": "sao-paulo"}))
     assert latest["month"] and latest["items"] and latest["final"] is False
+    # decisions.md: "the city's index (see datasets.md)": the file's envelope, city a slug
+    assert latest["city"] == "sao-paulo" and latest["license"] == "ODbL-1.0"
+    assert latest["attribution"] and latest["updated_at"]
     city_cell = next(c for c in latest["items"] if c["scope"] == "city")
     assert city_cell["key"] is None and city_cell["n"] > 0
     assert city_cell["min_cents"] <= city_cell["p25_cents"] <= city_cell["median_cents"]
