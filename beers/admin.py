@@ -21,6 +21,7 @@ from .models import (
     CheckSource,
     City,
     Deal,
+    DealStatus,
     Format,
     Neighbourhood,
     PriceCheck,
@@ -239,8 +240,10 @@ class DealAdmin(RefreshesDatasetsMixin, DealPriceColumns, admin.ModelAdmin):
     ordering = ("-verified_at", "-id")
     readonly_fields = (
         "venue",
-        "format",
         "city",
+        # the standing moves only through the disputes queue and reports (submissions.review)
+        "status",
+        "format",
         "volume_ml",
         "per_litre",
         "verified_at",
@@ -288,19 +291,42 @@ class DealAdmin(RefreshesDatasetsMixin, DealPriceColumns, admin.ModelAdmin):
             # The new amount goes through a check, which also restarts the confirmations.
             amount, obj.price_cents = obj.price_cents, form.initial["price_cents"]
         super().save_model(request, obj, form, change)
-        if corrected:
+        if not corrected:
+            return
+        if obj.status in (DealStatus.DISPUTED, DealStatus.SUSPENDED) or obj.open_disputes:
+            # a correction decides its disputes, as the queue's "corrigir preço" does
+            from submissions.review import deal_correct
+
+            deal_correct(deal_id=obj.pk, price_cents=amount)
+        else:
             deal_record_check(deal=obj, source=CheckSource.MODERATOR, price_cents=amount)
 
-    @admin.action(description=_("Registrar checagem: preço conferido hoje"))
+    @admin.action(description=_("Registrar checagem: preço conferido hoje"), permissions=["change"])
     def record_check(self, request, queryset):
-        deals = list(queryset)
-        for deal in deals:
+        """A moderator checked these prices today. Prices out of the rankings (disputes
+        waiting, retired) are left to the disputes queue."""
+        checked = 0
+        for deal in queryset.filter(status=DealStatus.PUBLISHED, open_disputes=0):
             deal_record_check(deal=deal, source=CheckSource.MODERATOR)
-        datasets_schedule_export()
-        count = len(deals)
+            self.log_change(request, deal, _("Checagem registrada: preço conferido hoje."))
+            checked += 1
+        if checked:
+            datasets_schedule_export()
+        skipped = queryset.count() - checked
         self.message_user(
             request,
-            ngettext("%d preço checado.", "%d preços checados.", count) % count,
+            ngettext("%d preço checado.", "%d preços checados.", checked) % checked
+            + (
+                " "
+                + ngettext(
+                    "%d com contestações ou retirado ficou de fora.",
+                    "%d com contestações ou retirados ficaram de fora.",
+                    skipped,
+                )
+                % skipped
+                if skipped
+                else ""
+            ),
             messages.SUCCESS,
         )
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from beers.models import CheckSource, City, Deal, DealStatus, Neighbourhood, Venue, VenueStatus
 from beers.selectors.published import published_deals
+from beers.selectors.ranking import ranked_deals
 from beers.selectors.twins import venue_find_twins
 from beers.services import (
     beer_for_name,
@@ -179,12 +180,20 @@ def _venue_for(submission: PriceSubmission, venue_id: int | None, create_venue: 
     return venue
 
 
-def _notify_submission_later(submission: PriceSubmission) -> None:
-    if submission.email:
-        from .tasks import submission_notify_live
+def _notify_submission_later(submission: PriceSubmission, deal: Deal) -> None:
+    """Tell the sender their price is live, after commit, if it is: in the rankings today
+    (its check recent enough, its validity begun and not over). Otherwise there is nothing
+    live to tell, and the e-mail is deleted now."""
+    if not submission.email:
+        return
+    city = City.objects.get(pk=deal.city_id)
+    if not ranked_deals(city=city, today=city.local_now().date()).filter(pk=deal.pk).exists():
+        PriceSubmission.objects.filter(pk=submission.pk).update(email=None, email_index="")
+        return
+    from .tasks import submission_notify_live
 
-        pk = submission.pk
-        transaction.on_commit(lambda: submission_notify_live.delay(pk), robust=True)
+    pk = submission.pk
+    transaction.on_commit(lambda: submission_notify_live.delay(pk), robust=True)
 
 
 @transaction.atomic
@@ -220,7 +229,7 @@ def submission_approve(
         credit=payload.get("nickname", ""),
     )
     _decide(submission, ReviewState.APPROVED, deal=deal, venue=venue)
-    _notify_submission_later(submission)
+    _notify_submission_later(submission, deal)
     datasets_schedule_export()
     return deal
 
@@ -294,7 +303,7 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         at=seen_at,
     )
     _decide(submission, ReviewState.MERGED, deal=deal)
-    _notify_submission_later(submission)
+    _notify_submission_later(submission, deal)
     datasets_schedule_export()
     return deal
 
@@ -510,10 +519,20 @@ def _lock_deal(deal_id: int) -> Deal:
     return deal
 
 
+def _lock_disputed(deal_id: int) -> Deal:
+    """The price, locked, while its disputes wait for a decision: decided once (another
+    moderator's decision, read under the lock, wins)."""
+    deal = _lock_deal(deal_id)
+    waiting = deal.status in (DealStatus.DISPUTED, DealStatus.SUSPENDED) or deal.open_disputes
+    if deal.status == DealStatus.RETIRED or not waiting:
+        raise ReviewError(_("Este preço não tem contestações esperando decisão."))
+    return deal
+
+
 @transaction.atomic
 def deal_disputes_dismiss(*, deal_id: int) -> Deal:
     """The disputes were wrong: the price is back in the rankings, its disputes closed."""
-    deal = _lock_deal(deal_id)
+    deal = _lock_disputed(deal_id)
     _close_disputes(deal, ReviewState.REJECTED)
     deal_set_standing(deal=deal, status=DealStatus.PUBLISHED)
     datasets_schedule_export()
@@ -523,7 +542,7 @@ def deal_disputes_dismiss(*, deal_id: int) -> Deal:
 @transaction.atomic
 def deal_disputes_uphold(*, deal_id: int) -> Deal:
     """The disputes were right: the price is hidden (retired), its disputes closed."""
-    deal = _lock_deal(deal_id)
+    deal = _lock_disputed(deal_id)
     _close_disputes(deal, ReviewState.APPROVED)
     deal_set_standing(deal=deal, status=DealStatus.RETIRED)
     datasets_schedule_export()
@@ -539,11 +558,15 @@ def deal_correct(*, deal_id: int, price_cents: int, report_id: int | None = None
     deal = _lock_deal(deal_id)
     if deal.status == DealStatus.RETIRED:
         raise ReviewError(_("Este preço foi retirado."))
+    report = None
+    if report_id is not None:
+        report = _lock_pending(Report, report_id)
+        if report.deal_id != deal.pk:
+            raise ReviewError(_("Esse relato é sobre outro preço."))
     _close_disputes(deal, ReviewState.APPROVED)
     deal_set_standing(deal=deal, status=DealStatus.PUBLISHED)
     deal = deal_record_check(deal=deal, source=CheckSource.MODERATOR, price_cents=price_cents)
-    if report_id is not None:
-        report = _lock_pending(Report, report_id)
+    if report is not None:
         _decide(report, ReviewState.RESOLVED, _("preço corrigido"))
     datasets_schedule_export()
     return deal

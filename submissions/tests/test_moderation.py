@@ -577,9 +577,9 @@ def owner_message(api, world, topic="removal"):
     return BarOwnerMessage.objects.order_by("-id").first()
 
 
-def action(mod, model: str, name: str, ids: list[int]):
+def action(mod, model: str, name: str, ids: list[int], app: str = "submissions"):
     return mod.post(
-        reverse(f"admin:submissions_{model}_changelist"),
+        reverse(f"admin:{app}_{model}_changelist"),
         {"action": name, "_selected_action": ids},
     )
 
@@ -867,3 +867,102 @@ def test_migration_gives_older_payloads_their_integers(world, api, writes_open):
     sub.refresh_from_db()
     assert sub.payload["schedules"][0]["days"] == [1, 2] and type(sub.payload["units"]) is int
     assert all(type(d) is int for d in sub.payload["schedules"][0]["days"])
+
+
+# --- decided once, through the queue (a moderation review) -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "overrides", [{"observed_on": "OLD"}, {"valid_until": "PAST", "kind": "promo"}]
+)
+def test_a_price_approved_out_of_the_rankings_sends_no_live_email(
+    mod, world, api, writes_open, mailoutbox, django_capture_on_commit_callbacks, overrides
+):
+    """interface.md: the sender is told when the price goes live. An observation too old to
+    rank, or a promo already over, is kept (datasets, index) but is not live."""
+    today = timezone.localdate(timezone=world.city.tz)
+    values = {"OLD": str(today - dt.timedelta(days=200)), "PAST": str(today - dt.timedelta(3))}
+    body = {k: values.get(v, v) for k, v in overrides.items()}
+    sub = submit(api, world, email="viu@example.com", consent=True, **body)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert decide(mod, sub, decision="approve").status_code == 302
+    sub.refresh_from_db()
+    assert sub.state == ReviewState.APPROVED and sub.email is None
+    assert mailoutbox == []
+
+
+def test_a_price_standing_is_not_edited_by_hand(mod, world, api, writes_open):
+    """The standing moves through the disputes queue: the price form shows it, read-only."""
+    dispute_three_times(api, world.deal)
+    url = reverse("admin:beers_deal_change", args=[world.deal.pk])
+    form = mod.get(url).context["adminform"].form
+    assert "status" not in form.fields
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.status, deal.open_disputes) == (DealStatus.SUSPENDED, 3)
+
+
+def test_correcting_a_disputed_price_in_its_form_decides_its_disputes(mod, world, api, writes_open):
+    dispute_three_times(api, world.deal)
+    url = reverse("admin:beers_deal_change", args=[world.deal.pk])
+    data = mod.get(url).context["adminform"].form.initial
+    post = {k: ("" if v is None else v) for k, v in data.items() if k != "schedules"}
+    post |= {"price_cents": 1234, "schedules": "[]"}
+    post |= {
+        f"checks-{k}": v
+        for k, v in {"TOTAL_FORMS": 0, "INITIAL_FORMS": 0, "MAX_NUM_FORMS": 0}.items()
+    }
+    response = mod.post(url, post)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.status, deal.price_cents, deal.open_disputes) == ("published", 1234, 0)
+
+
+def test_record_check_leaves_disputed_prices_to_the_queue_and_is_logged(
+    mod, world, api, writes_open
+):
+    dispute_three_times(api, world.deal)
+    fine = deal_create(venue=world.venue, format=world.format, price_cents=1000)
+    before = Deal.objects.get(pk=world.deal.pk).verified_at
+    action(mod, "deal", "record_check", [world.deal.pk, fine.pk], app="beers")
+    assert Deal.objects.get(pk=world.deal.pk).verified_at == before
+    assert PriceCheck.objects.filter(deal=fine, source=CheckSource.MODERATOR).exists()
+    assert LogEntry.objects.filter(object_id=str(fine.pk)).count() == 1
+
+
+def test_record_check_needs_the_right_to_change_prices(world):
+    from django.contrib.auth.models import Permission, User
+
+    viewer = User.objects.create_user("vera", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_deal"))
+    client = Client()
+    client.force_login(viewer)
+    deal = deal_create(venue=world.venue, format=world.format, price_cents=1000)
+    client.post(
+        reverse("admin:beers_deal_changelist"),
+        {"action": "record_check", "_selected_action": [deal.pk]},
+    )
+    assert not PriceCheck.objects.filter(deal=deal, source=CheckSource.MODERATOR).exists()
+
+
+def test_dispute_decisions_are_made_once(world, api, writes_open):
+    from submissions import review
+
+    dispute_three_times(api, world.deal)
+    review.deal_disputes_dismiss(deal_id=world.deal.pk)
+    with pytest.raises(review.ReviewError):  # a second moderator, a moment later
+        review.deal_disputes_uphold(deal_id=world.deal.pk)
+    assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.PUBLISHED
+    fresh = deal_create(venue=world.venue, format=world.format, price_cents=1000)
+    with pytest.raises(review.ReviewError):  # never disputed
+        review.deal_disputes_uphold(deal_id=fresh.pk)
+
+
+def test_a_correction_resolves_only_a_report_about_that_price(world, api, writes_open):
+    from submissions import review
+
+    other = deal_create(venue=world.venue, format=world.format, price_cents=1000)
+    about_other = report(api, deal=other.pk, reason="wrong_price")
+    with pytest.raises(review.ReviewError):
+        review.deal_correct(deal_id=world.deal.pk, price_cents=1200, report_id=about_other.pk)
+    assert Report.objects.get(pk=about_other.pk).state == ReviewState.PENDING
+    assert Deal.objects.get(pk=world.deal.pk).price_cents != 1200
