@@ -33,12 +33,10 @@ DATASETS_LICENSE = "ODbL-1.0"  # the open data's (datasets.md envelope)
 
 @dataclass(frozen=True)
 class CachedAnswer:
-    """An answer's JSON bytes, how long it stays true from when it was computed (`max_age`)
-    and how old it is (`age`): HTTP's `max-age` and `Age`, so a cache hit states the answer's
-    whole lifetime (10 minutes, or less before a date or schedule edge) and its age."""
+    """An answer's JSON bytes and how old it is (`age`, HTTP's `Age`: seconds since it was
+    computed, 0 when it was just computed)."""
 
     body: bytes
-    max_age: int
     age: int = 0
 
 
@@ -108,7 +106,7 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     if hit is not None:
         body, computed_at, ttl, computed_version = hit
         if computed_at + ttl > now and computed_version == version:
-            return CachedAnswer(body, ttl, max(0, int(now - computed_at)))
+            return CachedAnswer(body, max(0, int(now - computed_at)))
     try:
         answer = compute()
     except (DatabaseError, PoolTimeout) as exc:
@@ -121,7 +119,7 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     if ttl >= 1:
         # the version read before computing: a change meanwhile makes this entry stale at once
         _cache_set(key, (body, now, ttl, version), ttl)
-    return CachedAnswer(body, max(ttl, 0))
+    return CachedAnswer(body)
 
 
 def _cache_get_many(keys: list[str]) -> dict:
