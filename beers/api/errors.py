@@ -64,7 +64,14 @@ def error_body(code: str, message: str = "", issues: list[Issue] | None = None) 
     if message:
         body["message"] = message
     if issues:
-        body["issues"] = [{"path": i.path, "message": i.message} for i in issues]
+        # one item per bad parameter (decisions.md): a field that breaks two rules (a length
+        # and a pattern, say) gets its messages together
+        merged: dict[str, list[str]] = {}
+        for issue in issues:
+            messages = merged.setdefault(issue.path, [])
+            if issue.message not in messages:
+                messages.append(issue.message)
+        body["issues"] = [{"path": p, "message": " ".join(m)} for p, m in merged.items()]
     return body
 
 

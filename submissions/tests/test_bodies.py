@@ -697,3 +697,13 @@ def test_a_baseline_jpeg_declaring_a_huge_size_is_refused_too(api, world, writes
     response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "images": [bomb]})
     assert response.status_code == 400
     assert response.json()["issues"][0]["message"] == "Must be at most 24 megapixels (18 in CMYK)."
+
+
+@pytest.mark.django_db
+def test_a_field_breaking_two_rules_is_one_issue(api, world, writes_open):
+    """decisions.md: one `issues` item per bad parameter, whatever rules it breaks."""
+    response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "ref": "short"})
+    assert response.status_code == 400
+    issues = response.json()["issues"]
+    assert [i["path"] for i in issues] == ["ref"]
+    assert "16" in issues[0]["message"]
