@@ -49,7 +49,23 @@ def client_ip(request) -> str:
     return client_ip_from_meta(request.META)
 
 
+def _sender(ip: str) -> str:
+    """The unit of the per-address rules: an IPv4 address, or an IPv6 /64. One subscriber
+    gets a whole /64 and may use any address of it, so counting IPv6 addresses one by one
+    would let a client reset its daily caps and 'once a day' by changing the last bits."""
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        return ip
+    if addr.version == 6:
+        if addr.ipv4_mapped is not None:
+            return str(addr.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{addr}/64", strict=False))
+    return str(addr)
+
+
 def address_hash(ip: str) -> str:
-    """A keyed hash of an address: the only form in which an address is ever stored."""
+    """A keyed hash of an address (an IPv6 address's /64): the only form in which an address
+    is ever stored."""
     key = settings.ADDRESS_HASH_KEY.encode()
-    return hmac.new(key, ip.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(key, _sender(ip).encode(), hashlib.sha256).hexdigest()

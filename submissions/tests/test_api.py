@@ -679,3 +679,24 @@ def test_a_confirmation_stales_only_its_citys_and_bars_answers(
         assert client.get(f"/api/v1/venues/{world.venue.pk}").status_code == 200
     recife = client.get("/api/v1/search", {"city": "recife"}).json()["deals"]
     assert [d["confirmations"] for d in recife] == [1]
+
+
+@pytest.mark.django_db
+def test_an_ipv6_sender_is_its_64_block(world, writes_open):
+    """A subscriber holds a whole IPv6 /64: its addresses share the daily cap, another /64
+    has its own; an IPv4-mapped address is its IPv4 address."""
+    from beers.clients import address_hash
+
+    writes_open.WRITE_DAILY_CAP = 2
+    body = {"turnstile": "t"}
+    answers = [
+        JsonClient(f"2001:db8:1:2::{n}")
+        .post("/api/v1/city-requests", {**body, "city": f"Cidade {n}"})
+        .status_code
+        for n in (1, 2, 3)
+    ]
+    assert answers == [202, 202, 429]
+    other = JsonClient("2001:db8:1:3::1").post("/api/v1/city-requests", {**body, "city": "Outra"})
+    assert other.status_code == 202
+    assert address_hash("::ffff:203.0.113.7") == address_hash("203.0.113.7")
+    assert address_hash("2001:db8:1:2::1") != address_hash("2001:db8:1:3::1")
