@@ -8,6 +8,7 @@ links or of the price itself, so they are fixed once the row exists.
 
 from decimal import ROUND_HALF_UP, Decimal
 
+from django import forms
 from django.contrib import admin, messages
 from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
@@ -206,8 +207,17 @@ class PriceCheckInline(admin.TabularInline):
         return brl(obj.price_cents)
 
 
+class DealForm(forms.ModelForm):
+    def clean_price_cents(self):
+        cents = self.cleaned_data["price_cents"]
+        if not 0 < cents <= 1_000_000:  # interface.md: price > 0, max 10000 (reais)
+            raise forms.ValidationError(_("Entre R$ 0,01 e R$ 10.000,00."))
+        return cents
+
+
 @admin.register(Deal)
 class DealAdmin(RefreshesDatasetsMixin, DealPriceColumns, admin.ModelAdmin):
+    form = DealForm
     list_display = (
         "id",
         "venue",

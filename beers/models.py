@@ -195,6 +195,15 @@ class Beer(models.Model):
             brand_id=self.brand_id
         )
 
+    @staticmethod
+    def prices_follow_their_beers() -> int:
+        """The same rule for every beer at once (after a bulk upsert, which skips save())."""
+        return Deal.objects.filter(beer__isnull=False).update(
+            brand_id=models.Subquery(
+                Beer.objects.filter(pk=models.OuterRef("beer_id")).values("brand_id")[:1]
+            )
+        )
+
 
 class FormatType(models.TextChoices):
     LATA = "lata", _("lata")

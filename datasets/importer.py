@@ -520,6 +520,7 @@ def _import_catalog(root: Path, result: ImportResult) -> None:
         file=rel,
         labels=[(i, b["slug"]) for i, b in enumerate(beers)],
     )
+    Beer.prices_follow_their_beers()  # prices the files do not hold (retired, closed bars)
     _bulk_upsert(
         Format,
         [Format(**f) for f in formats],
@@ -964,7 +965,10 @@ def _check_index(root: Path, counts: dict[str, dict[str, int]], stated: dict) ->
             raise ImportRefused(
                 rel, "disagree with the city's files", item=i, item_id=slug, field="counts"
             )
-        if item.get("files") != {name: f"{API_PREFIX}{slug}/{name}" for name in CITY_FILES}:
+        files = item.get("files")
+        expected = {name: f"{API_PREFIX}{slug}/{name}" for name in CITY_FILES}
+        # a later format may add files (datasets.md: change only by adding)
+        if not isinstance(files, dict) or any(files.get(k) != v for k, v in expected.items()):
             raise ImportRefused(
                 rel, "must name each file of the city", item=i, item_id=slug, field="files"
             )

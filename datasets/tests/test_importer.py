@@ -409,3 +409,33 @@ def test_a_missing_comma_between_items_is_invalid_json(exported):
     path.write_bytes(path.read_bytes().replace(b"},\n{", b"}\n{", 1))
     with pytest.raises(ImportRefused, match=r"sao-paulo/deals\.json: not valid JSON"):
         datasets_import(exported, progress=False)
+
+
+def test_a_beer_given_another_brand_takes_the_prices_the_files_do_not_hold(world, tmp_path):
+    """The catalogue's upsert skips Beer.save: a retired price of a rebranded beer (not in
+    deals.json) follows it too."""
+    from beers.models import Beer, Brand
+    from datasets.services import datasets_export
+
+    retired = Deal.objects.filter(beer__brand__isnull=False).first()
+    beer = retired.beer
+    Deal.objects.filter(pk=retired.pk).update(status="retired")
+    other = Brand.objects.exclude(pk=beer.brand_id).first()
+    tree = tmp_path / "tree"
+    datasets_export(directory=tree, progress=False)
+    _break(
+        tree,
+        "catalog.json",
+        lambda d: next(b for b in d["beers"] if b["slug"] == beer.slug).update(brand=other.slug),
+    )
+
+    def rebrand_deals(d):
+        for item in d["items"]:
+            if item["beer"] == beer.slug:
+                item["brand"] = other.slug
+
+    for city in ("sao-paulo", "manaus"):
+        _break(tree, f"{city}/deals.json", rebrand_deals)
+    datasets_import(tree, progress=False)
+    assert Beer.objects.get(pk=beer.pk).brand_id == other.pk
+    assert Deal.objects.get(pk=retired.pk).brand_id == other.pk

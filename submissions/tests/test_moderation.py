@@ -966,3 +966,19 @@ def test_a_correction_resolves_only_a_report_about_that_price(world, api, writes
         review.deal_correct(deal_id=world.deal.pk, price_cents=1200, report_id=about_other.pk)
     assert Report.objects.get(pk=about_other.pk).state == ReviewState.PENDING
     assert Deal.objects.get(pk=world.deal.pk).price_cents != 1200
+
+
+def test_an_amount_out_of_bounds_in_the_price_form_is_a_form_error(mod, world, api, writes_open):
+    dispute_three_times(api, world.deal)
+    url = reverse("admin:beers_deal_change", args=[world.deal.pk])
+    data = mod.get(url).context["adminform"].form.initial
+    post = {k: ("" if v is None else v) for k, v in data.items() if k != "schedules"}
+    post |= {"price_cents": 0, "schedules": "[]"}
+    post |= {
+        f"checks-{k}": v
+        for k, v in {"TOTAL_FORMS": 0, "INITIAL_FORMS": 0, "MAX_NUM_FORMS": 0}.items()
+    }
+    response = mod.post(url, post)
+    assert response.status_code == 200
+    assert "price_cents" in response.context["adminform"].form.errors
+    assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.SUSPENDED
