@@ -98,6 +98,7 @@ def add_dataset_paths(result, generator, request, public):
         "required": True,
         "description": "city slug",
         "schema": {"type": "string", "pattern": CITY_SLUG_RE.pattern},
+        "example": "sao-paulo",
     }
     for name in CITY_FILES:
         stem, suffix = name.split(".")
