@@ -17,6 +17,7 @@ from django.utils.translation import ngettext
 from datasets.services import datasets_schedule_export
 
 from .models import (
+    PRICE_MAX_CENTS,
     Beer,
     Brand,
     CheckSource,
@@ -210,7 +211,7 @@ class PriceCheckInline(admin.TabularInline):
 class DealForm(forms.ModelForm):
     def clean_price_cents(self):
         cents = self.cleaned_data["price_cents"]
-        if not 0 < cents <= 1_000_000:  # interface.md: price > 0, max 10000 (reais)
+        if not 0 < cents <= PRICE_MAX_CENTS:
             raise forms.ValidationError(_("Entre R$ 0,01 e R$ 10.000,00."))
         return cents
 

@@ -85,6 +85,9 @@ class Neighbourhood(models.Model):
         return self.name
 
 
+PRICE_MAX_CENTS = 1_000_000  # interface.md: a price is > 0, at most R$ 10.000
+
+
 class VenueKind(models.TextChoices):
     BAR = "bar", _("bar")
     BOTECO = "boteco", _("boteco")
@@ -340,7 +343,7 @@ class Deal(models.Model):
         verbose_name_plural = _("preços")
         constraints = [
             models.CheckConstraint(
-                condition=Q(price_cents__gt=0, price_cents__lte=1_000_000),
+                condition=Q(price_cents__gt=0, price_cents__lte=PRICE_MAX_CENTS),
                 name="deal_price_range",
             ),
             models.CheckConstraint(
@@ -449,7 +452,7 @@ class PriceCheck(models.Model):
         ordering = ["-checked_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(price_cents__gt=0, price_cents__lte=1_000_000),
+                condition=Q(price_cents__gt=0, price_cents__lte=PRICE_MAX_CENTS),
                 name="pricecheck_price_range",
             ),
             models.CheckConstraint(

@@ -20,7 +20,16 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from beers.models import CheckSource, City, Deal, DealStatus, Neighbourhood, Venue, VenueStatus
+from beers.models import (
+    PRICE_MAX_CENTS,
+    CheckSource,
+    City,
+    Deal,
+    DealStatus,
+    Neighbourhood,
+    Venue,
+    VenueStatus,
+)
 from beers.selectors.published import published_deals
 from beers.selectors.ranking import ranked_deals
 from beers.selectors.twins import venue_find_twins
@@ -553,7 +562,7 @@ def deal_disputes_uphold(*, deal_id: int) -> Deal:
 def deal_correct(*, deal_id: int, price_cents: int, report_id: int | None = None) -> Deal:
     """The moderator knows the right amount: the price takes it with a moderator check, its
     disputes are upheld and it is back in the rankings (a linked report is resolved)."""
-    if not 0 < price_cents <= 1_000_000:
+    if not 0 < price_cents <= PRICE_MAX_CENTS:
         raise ReviewError(_("Preço fora dos limites."))
     deal = _lock_deal(deal_id)
     if deal.status == DealStatus.RETIRED:

@@ -901,17 +901,19 @@ def test_a_price_standing_is_not_edited_by_hand(mod, world, api, writes_open):
     assert (deal.status, deal.open_disputes) == (DealStatus.SUSPENDED, 3)
 
 
-def test_correcting_a_disputed_price_in_its_form_decides_its_disputes(mod, world, api, writes_open):
-    dispute_three_times(api, world.deal)
-    url = reverse("admin:beers_deal_change", args=[world.deal.pk])
+def post_price_form(mod, deal, **changes):
+    """The prices admin's form of `deal` as it is shown, posted back with `changes`."""
+    url = reverse("admin:beers_deal_change", args=[deal.pk])
     data = mod.get(url).context["adminform"].form.initial
     post = {k: ("" if v is None else v) for k, v in data.items() if k != "schedules"}
-    post |= {"price_cents": 1234, "schedules": "[]"}
-    post |= {
-        f"checks-{k}": v
-        for k, v in {"TOTAL_FORMS": 0, "INITIAL_FORMS": 0, "MAX_NUM_FORMS": 0}.items()
-    }
-    response = mod.post(url, post)
+    post |= {"schedules": "[]", **changes}
+    post |= {f"checks-{k}": 0 for k in ("TOTAL_FORMS", "INITIAL_FORMS", "MAX_NUM_FORMS")}
+    return mod.post(url, post)
+
+
+def test_correcting_a_disputed_price_in_its_form_decides_its_disputes(mod, world, api, writes_open):
+    dispute_three_times(api, world.deal)
+    response = post_price_form(mod, world.deal, price_cents=1234)
     assert response.status_code == 302, response.context["adminform"].form.errors
     deal = Deal.objects.get(pk=world.deal.pk)
     assert (deal.status, deal.price_cents, deal.open_disputes) == ("published", 1234, 0)
@@ -970,15 +972,7 @@ def test_a_correction_resolves_only_a_report_about_that_price(world, api, writes
 
 def test_an_amount_out_of_bounds_in_the_price_form_is_a_form_error(mod, world, api, writes_open):
     dispute_three_times(api, world.deal)
-    url = reverse("admin:beers_deal_change", args=[world.deal.pk])
-    data = mod.get(url).context["adminform"].form.initial
-    post = {k: ("" if v is None else v) for k, v in data.items() if k != "schedules"}
-    post |= {"price_cents": 0, "schedules": "[]"}
-    post |= {
-        f"checks-{k}": v
-        for k, v in {"TOTAL_FORMS": 0, "INITIAL_FORMS": 0, "MAX_NUM_FORMS": 0}.items()
-    }
-    response = mod.post(url, post)
+    response = post_price_form(mod, world.deal, price_cents=0)
     assert response.status_code == 200
     assert "price_cents" in response.context["adminform"].form.errors
     assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.SUSPENDED
