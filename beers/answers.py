@@ -105,7 +105,8 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     hit = found.get(key)
     if hit is not None:
         body, computed_at, ttl, computed_version = hit
-        if computed_at + ttl > now and computed_version == version:
+        # an answer computed at a later time than now (the clock was set back) is not reused
+        if computed_at <= now < computed_at + ttl and computed_version == version:
             return CachedAnswer(body, max(0, int(now - computed_at)))
     try:
         answer = compute()

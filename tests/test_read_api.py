@@ -6,6 +6,8 @@ import time
 import httpx
 import pytest
 from django.core.cache import cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from beers import answers, degraded
@@ -399,6 +401,24 @@ def test_a_cache_hit_states_the_whole_lifetime_and_its_age(client, bar, formats,
     monkeypatch.setattr(answers.time, "time", lambda: computed + 601)
     fresh = client.get("/api/v1/search", {"city": "sao-paulo"})
     assert "Age" not in fresh
+
+
+def test_a_clock_set_back_does_not_serve_an_answer_computed_later(
+    client, bar, formats, monkeypatch
+):
+    """An answer stored at a later time than now (the server's clock was set back) is
+    computed again rather than served as if it were fresh."""
+    make_deals(bar, formats, 1)
+    client.get("/api/v1/search", {"city": "sao-paulo"})
+    computed = time.time()
+    monkeypatch.setattr(answers.time, "time", lambda: computed + 60)
+    with CaptureQueriesContext(connection) as hit:
+        assert "Age" in client.get("/api/v1/search", {"city": "sao-paulo"})
+    assert len(hit) == 0
+    monkeypatch.setattr(answers.time, "time", lambda: computed - 3600)
+    with CaptureQueriesContext(connection) as again:
+        client.get("/api/v1/search", {"city": "sao-paulo"})
+    assert len(again) > 0  # computed again
 
 
 def test_open_cors_on_the_api(client, bar, formats):
