@@ -6,12 +6,14 @@ from django.urls import include, path
 
 from beers.api.errors import json_error
 from beers.views import not_found_page
+from outreach.urls import staff_urlpatterns
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("beers.api.urls")),
     path("api/v1/", include("submissions.api.urls")),
     path("api/v1/", include("outreach.urls")),
+    path("api/admin/", include(staff_urlpatterns)),
     path("api/v1/", include("config.schema_urls")),
     # Dataset files last: they match /api/v1/{city}/{file}.
     path("api/v1/", include("datasets.urls")),

@@ -7,22 +7,31 @@ from the token, and the form posts back to the address it came from (`action=""`
 import logging
 
 from django.db import DatabaseError
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
+from drf_spectacular.utils import extend_schema
+from rest_framework.authentication import BasicAuthentication, SessionAuthentication
+from rest_framework.permissions import IsAdminUser
+from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from beers.api.errors import json_error
 from beers.api.live import enforce_rate, read_limit
 from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError
+from beers.models import Venue
 from beers.views import site_context
 
 from . import services
+from .links import menu_link_ref
 from .tokens import check_token
 
 RATE_GROUP = "optout"
+RATE_GROUP_STAFF = "staff"
+MAX_BIGINT = 2**63 - 1
 logger = logging.getLogger(__name__)
 
 
@@ -80,3 +89,33 @@ def optout(request, token: str) -> HttpResponse:
                 return _unavailable()
         return _page("outreach/optout_done.html")
     return _page("outreach/optout.html")
+
+
+class MenuLinkApi(APIView):
+    """Staff only: a bar's menu-link token, to hand to its owner or manager. HTTP Basic (for
+    scripts) or the admin's session; 401 without credentials, 403 for non-staff users. Not
+    cached anywhere: the token is a credential."""
+
+    authentication_classes = [BasicAuthentication, SessionAuthentication]
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(exclude=True)  # a staff endpoint: not part of the public description
+    def get(self, request, venue_id: int):
+        enforce_rate(request, RATE_GROUP_STAFF, read_limit())
+        venue = (
+            Venue.objects.select_related("city").filter(pk=venue_id).first()
+            if 0 < venue_id <= MAX_BIGINT
+            else None
+        )
+        if venue is None:
+            raise Http404
+        logger.info("menu link of venue %s shown to user %s", venue.pk, request.user.pk)
+        response = Response(
+            {
+                "venue": {"id": venue.pk, "slug": venue.slug, "city": venue.city.slug},
+                "ref": menu_link_ref(venue.pk),
+                "upload": "/api/v1/menu-photos",
+            }
+        )
+        response["Cache-Control"] = "no-store"
+        return response

@@ -775,8 +775,8 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
 
 @admin.register(MenuPhotoUpload)
 class MenuPhotoUploadAdmin(ReadOnlyAdmin):
-    list_display = ["id", "city", "venue", "state", "is_owner", "created_at"]
-    list_filter = ["state", "city"]
+    list_display = ["id", "city", "venue", "state", "is_owner", "trusted", "created_at"]
+    list_filter = ["state", "trusted", "city"]
     exclude = ["contact_index", "body_fingerprint", "address_hash"]
 
 

@@ -164,11 +164,12 @@ class MenuPhotoUpload(models.Model):
     body_fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=12, choices=PhotoState.choices, default=PhotoState.RECEIVED)
     is_owner = models.BooleanField(null=True, blank=True)
-    ref = models.CharField(
-        max_length=16,
-        blank=True,
-        default="",
-        help_text=_("Token do link do bar, como enviado; checado na leitura."),
+    trusted = models.BooleanField(
+        default=False,
+        help_text=_(
+            "Enviadas com o link do próprio bar (ref válido): preços dentro dos limites são "
+            "aprovados na leitura."
+        ),
     )
     contact = EncryptedTextField(null=True, blank=True)
     contact_index = models.CharField(max_length=64, blank=True, default="", db_index=True)

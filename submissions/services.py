@@ -31,6 +31,7 @@ from beers.models import (
 )
 from beers.services import deal_record_check
 from beers.text import name_key
+from outreach.links import menu_link_trusts
 
 from .models import (
     BarOwnerMessage,
@@ -225,7 +226,7 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
                 address_hash=address_hash,
                 body_fingerprint=fingerprint,
                 is_owner=data.get("is_owner"),
-                ref=data.get("ref", ""),
+                trusted=menu_link_trusts(data.get("ref"), venue.pk),
                 contact=contact,
                 contact_index=blind_index(contact) if contact else "",
             )

@@ -133,7 +133,10 @@ def _error_response(exc, context):
     if isinstance(exc, drf.APIException):
         status = exc.status_code
         code = STATUS_CODES.get(status, "internal_error" if status >= 500 else "invalid_request")
-        return Response(error_body(code, str(exc.detail)), status=status)
+        headers = {}
+        if auth_header := getattr(exc, "auth_header", None):  # a 401's challenge
+            headers["WWW-Authenticate"] = auth_header
+        return Response(error_body(code, str(exc.detail)), status=status, headers=headers)
     logger.exception("Unhandled error in %s", context.get("view").__class__.__name__)
     return Response(error_body("internal_error", "Internal error."), status=500)
 

@@ -6,6 +6,7 @@ from django.test import Client
 from beers.counters import parse_rate
 from beers.degraded import switch_on
 from beers.models import City, Deal, Venue
+from outreach.links import menu_link_ref
 from submissions import limits
 from submissions.models import (
     BarOwnerMessage,
@@ -187,9 +188,27 @@ def test_menu_photos_are_kept_until_read_and_the_task_is_honest(
         assert api.post("/api/v1/menu-photos", body).status_code == 202
     upload = MenuPhotoUpload.objects.get()
     assert upload.state == PhotoState.AWAITING_OCR  # no OCR yet: only marked
-    assert upload.venue == world.venue and upload.ref == "A" * 16
+    assert upload.venue == world.venue
+    assert upload.trusted is False  # a well-formed ref that is not the bar's link
     assert MenuPhoto.objects.filter(upload=upload).count() == 2
     assert bytes(MenuPhoto.objects.first().jpeg)[:2] == b"\xff\xd8"
+
+
+@pytest.mark.django_db
+def test_an_upload_with_the_bar_menu_link_is_trusted(api, world, writes_open, celery_eager):
+    """interface.md: a valid `ref` (the bar's own link token, from the staff endpoint) makes
+    the upload trusted; another bar's token, or none, does not. The token is not stored."""
+    other = Venue.objects.exclude(pk=world.venue.pk).first()
+    body = bodies(world)["/api/v1/menu-photos"]
+    own = menu_link_ref(world.venue.pk)
+    for ref, ip in [(own, "203.0.113.1"), (menu_link_ref(other.pk), "203.0.113.2"), (None, "")]:
+        sent = {**body, "ref": ref} if ref else body
+        client = JsonClient(ip) if ip else api
+        assert client.post("/api/v1/menu-photos", sent).status_code == 202
+    trusted = dict(MenuPhotoUpload.objects.values_list("address_hash", "trusted"))
+    assert sorted(trusted.values()) == [False, False, True]
+    assert MenuPhotoUpload.objects.get(trusted=True).venue == world.venue
+    assert "ref" not in {f.name for f in MenuPhotoUpload._meta.get_fields()}
 
 
 @pytest.mark.django_db
