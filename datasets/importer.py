@@ -898,6 +898,26 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...]) -> int:
     return count
 
 
+def _item_by_id(root: Path, rel: str, item_id: int) -> dict:
+    """One item of a file, found again to explain a refusal (read whole: an error path)."""
+    for raw in _array(_load(root, rel), rel):
+        if isinstance(raw, dict) and raw.get("id") == item_id:
+            return raw
+    return {}
+
+
+def _first_difference(item: dict, other: dict) -> str | None:
+    """The first key (in the item's order, then the other's) whose values differ."""
+    for key in [*item, *(k for k in other if k not in item)]:
+        if (
+            key not in item
+            or key not in other
+            or orjson.dumps(item[key]) != orjson.dumps(other[key])
+        ):
+            return key
+    return None
+
+
 def _digest(item: dict) -> bytes:
     return hashlib.blake2b(orjson.dumps(item, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
 
@@ -920,8 +940,14 @@ def _check_twins(
                 rel, f"not a bar of {slug}/venues-all.json", item=i, item_id=item["id"], field="id"
             )
         if _digest(raw) != digests[item["id"]]:
+            twin = f"{slug}/venues-all.json"
+            field = _first_difference(raw, _item_by_id(root, twin, item["id"]))
             raise ImportRefused(
-                rel, f"differs from the bar in {slug}/venues-all.json", item=i, item_id=item["id"]
+                rel,
+                f"differs from the same bar in {twin} (one of the two files is wrong)",
+                item=i,
+                item_id=item["id"],
+                field=field,
             )
     for name, columns, expected in (
         ("deals.csv", rows.DEALS_CSV_COLUMNS, deals),

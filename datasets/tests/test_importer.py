@@ -226,7 +226,7 @@ def _break(root, rel, mutate):
         (  # the files the import does not load must say what the loaded ones say
             "sao-paulo/venues.json",
             lambda d: d["items"][0].update(name="Outro nome"),
-            ["sao-paulo/venues.json", "item 0 (id {})", "differs from the bar"],
+            ["sao-paulo/venues.json", "item 0 (id {})", 'field "name"', "venues-all.json"],
         ),
         (
             "manaus/neighbourhoods.geojson",
@@ -275,6 +275,22 @@ def test_a_malformed_file_is_refused_naming_file_item_and_field_and_nothing_chan
             index = int(part.split()[1])
             part = part.format(items[index]["id"])
         assert part in str(err.value)
+    assert _snapshot() == before
+
+
+def test_a_bar_edited_in_venues_all_only_names_the_field_and_both_files(exported):
+    listed = read_json(exported / "sao-paulo" / "venues.json")["items"][0]["id"]
+    before = _snapshot()
+    _break(
+        exported,
+        "sao-paulo/venues-all.json",
+        lambda d: next(v for v in d["items"] if v["id"] == listed).update(opening_hours="24h"),
+    )
+    with pytest.raises(ImportRefused) as err:
+        datasets_import(exported, progress=False)
+    message = str(err.value)
+    assert f"(id {listed})" in message and 'field "opening_hours"' in message
+    assert "sao-paulo/venues.json" in message and "sao-paulo/venues-all.json" in message
     assert _snapshot() == before
 
 
