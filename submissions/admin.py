@@ -50,6 +50,14 @@ REJECT_REASONS = (
 )
 
 
+def web_link(link: str | None) -> str | None:
+    """A sender's `link` as an address to open: only http(s). Any URI is accepted (interface.md),
+    but another scheme (`javascript:`, `data:`) would run in the moderators' admin."""
+    if link and link.split(":", 1)[0].lower() in ("http", "https"):
+        return link
+    return None
+
+
 class ReadOnlyAdmin(admin.ModelAdmin):
     """No adding or editing by hand; decisions need the "change" permission ("review")."""
 
@@ -345,6 +353,7 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
             "outlier": outlier,
             "reasons": REJECT_REASONS,
             "schedules": labels.schedule_text(sub.payload.get("schedules") or [], "pt-BR"),
+            "link_href": web_link(sub.payload.get("link")),
         }
         return TemplateResponse(request, "admin/submissions/review_submission.html", context)
 

@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
 from beers.models import CheckSource, Deal, DealStatus, Neighbourhood, PriceCheck, Venue
 from beers.services import deal_create, deal_record_check
@@ -976,3 +977,22 @@ def test_an_amount_out_of_bounds_in_the_price_form_is_a_form_error(mod, world, a
     assert response.status_code == 200
     assert "price_cents" in response.context["adminform"].form.errors
     assert Deal.objects.get(pk=world.deal.pk).status == DealStatus.SUSPENDED
+
+
+@pytest.mark.parametrize(
+    ("link", "clickable"),
+    [
+        ("https://instagram.com/p/abc", True),
+        ("HTTP://example.org/menu", True),
+        ("javascript:alert(document.cookie)", False),
+        ("data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", False),
+    ],
+)
+def test_the_sender_link_is_clickable_only_when_it_is_a_web_address(
+    mod, world, api, writes_open, link, clickable
+):
+    """Any URI is a valid `link` (interface.md), but only http(s) becomes an `href` in the
+    admin: a `javascript:` one would run in the moderator's session."""
+    page = mod.get(review_url(submit(api, world, link=link))).content.decode()
+    assert (f'href="{escape(link)}"' in page) is clickable
+    assert escape(link) in page  # shown either way, as text
