@@ -24,11 +24,16 @@ def distance_m(lat1: float, lng1: float, lat2: float, lng2: float) -> int:
 def bounding_box(lat: float, lng: float, radius_m: float) -> tuple[float, float, float, float]:
     """(min_lat, max_lat, min_lng, max_lng) that holds every point within radius_m.
 
-    Generous by a small margin so that the exact haversine test, not the box, decides.
+    Generous by a small margin so that the exact haversine test, not the box, decides. A
+    circle that reaches a pole or crosses the antimeridian (±180°) gets every longitude.
     """
     dlat = radius_m / METRES_PER_DEGREE_LAT * 1.001 + 1e-6
-    cos_lat = math.cos(math.radians(min(89.9, abs(lat) + dlat)))
-    dlng = min(180.0, radius_m / (METRES_PER_DEGREE_LAT * max(cos_lat, 1e-6)) * 1.001 + 1e-6)
+    if abs(lat) + dlat >= 89.9:
+        return lat - dlat, lat + dlat, -180.0, 180.0
+    cos_lat = math.cos(math.radians(abs(lat) + dlat))
+    dlng = radius_m / (METRES_PER_DEGREE_LAT * cos_lat) * 1.001 + 1e-6
+    if lng - dlng < -180.0 or lng + dlng > 180.0:
+        return lat - dlat, lat + dlat, -180.0, 180.0
     return lat - dlat, lat + dlat, lng - dlng, lng + dlng
 
 

@@ -133,6 +133,36 @@ def test_cheapest_has_local_time_and_distance_only_with_a_point(client, bar, for
     assert all("distance_m" not in d for d in only_lat["deals"])
 
 
+@pytest.mark.parametrize(
+    ("bar_at", "point", "expected"),
+    [
+        ((0.0, -179.995), (0.0, 179.995), 1112),  # across the antimeridian
+        ((0.0, 179.995), (0.0, -179.995), 1112),
+        ((89.999, 0.0), (89.999, 179.0), 222),  # by the pole, half a world of longitude away
+        ((-89.999, 0.0), (-89.999, 90.0), 157),
+    ],
+)
+def test_cheapest_finds_bars_across_the_antimeridian_and_by_the_poles(
+    client, city, formats, bar_at, point, expected
+):
+    """decisions.md: inside when the haversine distance is at most radius_m, wherever the
+    point is (lat -90 to 90, lng -180 to 180)."""
+    far = venue_create(
+        city=city,
+        name="Bar do Fim do Mundo",
+        lat=bar_at[0],
+        lng=bar_at[1],
+        kind="bar",
+        on_site=True,
+    )
+    make_deals(far, formats, 1)
+    answer = client.get(
+        "/api/v1/cheapest",
+        {"city": "sao-paulo", "lat": point[0], "lng": point[1], "radius_m": 2000},
+    ).json()
+    assert [d["distance_m"] for d in answer["deals"]] == [expected]
+
+
 def test_venue_answer(client, bar, formats):
     make_deals(bar, formats, 2)
     deal_create(
