@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.http import HttpResponseServerError
 from django.urls import include, path
 
-from beers.api.errors import json_error
+from beers.api.errors import is_api_path, json_error
 from beers.views import not_found_page
 from outreach.urls import staff_urlpatterns
 
@@ -22,7 +22,7 @@ urlpatterns = [
 
 
 def _is_api(request) -> bool:
-    return request.path.startswith("/api/")
+    return is_api_path(request.path)
 
 
 def handler404(request, exception=None):

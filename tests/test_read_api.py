@@ -667,3 +667,10 @@ def test_the_migration_gives_prices_of_known_beers_their_beers_brand(bar, format
     migration.follow_the_beer(apps, None)
     assert Deal.objects.get(pk=deal.pk).brand_id is None
     assert Deal.objects.get(pk=alone.pk).brand_id == own.pk
+
+
+@pytest.mark.parametrize("path", ["/api", "/api/", "/api/v2/search", "/api/v1/nope"])
+def test_unknown_api_paths_are_json_404s(client, db, path):
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response.json()["error"] == "not_found"

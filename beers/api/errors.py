@@ -82,6 +82,11 @@ def application_error_response(exc: ApplicationError) -> Response:
     return Response(body, status=exc.status, headers=exc.headers or None)
 
 
+def is_api_path(path: str) -> bool:
+    """Under /api/ (and /api itself): errors there are JSON ErrorResponses."""
+    return path == "/api" or path.startswith("/api/")
+
+
 ERRORS_LANGUAGE = "en"  # every error message is in English, whatever the query's `lang`
 
 

@@ -6,7 +6,7 @@ import logging
 from django.core.exceptions import SuspiciousOperation
 from django.utils import translation
 
-from .errors import ERRORS_LANGUAGE, json_error, suspicious_json
+from .errors import ERRORS_LANGUAGE, is_api_path, json_error, suspicious_json
 
 logger = logging.getLogger(__name__)
 
@@ -16,7 +16,7 @@ class ApiErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if not request.path.startswith("/api/"):
+        if not is_api_path(request.path):
             return self.get_response(request)
         # Django's and DRF's own messages ("This field is required.") are translated when they
         # are raised: English, as every error says (Content-Language: en). The answers choose
@@ -37,7 +37,7 @@ class ApiErrorMiddleware:
         return response
 
     def process_exception(self, request, exception):
-        if not request.path.startswith("/api/"):
+        if not is_api_path(request.path):
             return None
         if isinstance(exception, SuspiciousOperation):
             return suspicious_json(exception)
