@@ -43,9 +43,42 @@ def _at(day: dt.date, minute_of_day: int, tz: zoneinfo.ZoneInfo) -> dt.datetime:
     return naive.replace(tzinfo=tz)
 
 
+def _instants(day: dt.date, minute_of_day: int, tz: zoneinfo.ZoneInfo) -> set[dt.datetime]:
+    """Every instant that may be that wall-clock time: two around a change of the clocks (a
+    time skipped or repeated), else one. An extra one only ends a cached answer earlier."""
+    at = _at(day, minute_of_day, tz)
+    # in UTC: datetimes of one zone compare (and hash) by wall clock, whatever their fold
+    return {at.astimezone(dt.UTC), at.replace(fold=1).astimezone(dt.UTC)}
+
+
+def _offset(instant: int, tz: zoneinfo.ZoneInfo) -> dt.timedelta | None:
+    return dt.datetime.fromtimestamp(instant, tz).utcoffset()
+
+
+def clock_change(now: dt.datetime, until: dt.datetime, tz: zoneinfo.ZoneInfo):
+    """The first instant in (now, until] at which the city's clocks change (daylight saving
+    time, a new offset), to the second; None when they do not. The wall clock jumps then, so
+    what is on may change (none of Brazil's zones changes today; the tz database says when)."""
+    start, end = int(now.timestamp()), int(until.timestamp())
+    # hourly samples: no zone changes its clocks twice within an hour
+    lo = start
+    for probe in [*range(start + 3600, end, 3600), end]:
+        if _offset(probe, tz) != _offset(lo, tz):
+            hi = probe
+            while hi - lo > 1:  # the last second of the old offset, the first of the new
+                mid = (lo + hi) // 2
+                if _offset(mid, tz) == _offset(lo, tz):
+                    lo = mid
+                else:
+                    hi = mid
+            return dt.datetime.fromtimestamp(hi, dt.UTC)
+        lo = probe
+    return None
+
+
 def next_local_midnight(now: dt.datetime, tz: zoneinfo.ZoneInfo) -> dt.datetime:
     local = now.astimezone(tz)
-    return _at(local.date() + dt.timedelta(days=1), 0, tz)
+    return _at(local.date() + dt.timedelta(days=1), 0, tz).astimezone(dt.UTC)
 
 
 def next_boundary(schedules_list, now: dt.datetime, tz: zoneinfo.ZoneInfo) -> dt.datetime:
@@ -68,7 +101,8 @@ def next_boundary(schedules_list, now: dt.datetime, tz: zoneinfo.ZoneInfo) -> dt
                 if weekday_sunday0(day) not in s["days"]:
                     continue
                 for edge in (start, end):
-                    instant = _at(day, edge, tz)
-                    if now < instant < best:
-                        best = instant
-    return best
+                    for instant in _instants(day, edge, tz):
+                        if now < instant < best:
+                            best = instant
+    changed = clock_change(now, best, tz)
+    return best if changed is None else min(best, changed)

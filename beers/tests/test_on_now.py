@@ -128,3 +128,49 @@ def test_nothing_changes_before_the_next_boundary(schedule, when, tz):
 def test_boundary_is_the_next_local_midnight_without_schedules():
     now = local(2026, 11, 23, 21, 30, tz=MANAUS)
     assert next_boundary([], now, MANAUS) == local(2026, 11, 24, 0, 0, tz=MANAUS)
+
+
+NEW_YORK = zoneinfo.ZoneInfo("America/New_York")
+# Clock changes: New York's of 2026 (02:00 skipped, 01:00-02:00 repeated); São Paulo's daylight
+# saving time of 2018-2019 (midnight skipped, 23:00-24:00 repeated), before Brazil dropped it.
+CLOCK_CHANGES = [
+    (NEW_YORK, dt.datetime(2026, 3, 8, 7, 0, tzinfo=dt.UTC)),
+    (NEW_YORK, dt.datetime(2026, 11, 1, 6, 0, tzinfo=dt.UTC)),
+    (SP, dt.datetime(2018, 11, 4, 3, 0, tzinfo=dt.UTC)),
+    (SP, dt.datetime(2019, 2, 17, 2, 0, tzinfo=dt.UTC)),
+]
+near_times = st.integers(0, 3).flatmap(
+    lambda h: st.sampled_from([0, 30]).map(lambda m: f"{h:02d}:{m:02d}")
+) | st.sampled_from(["22:00", "23:00", "23:30", "24:00"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    change=st.sampled_from(CLOCK_CHANGES),
+    before_minutes=st.integers(-26 * 60, 26 * 60),
+    schedule=st.fixed_dictionaries(
+        {
+            "days": st.lists(st.integers(0, 6), min_size=1, max_size=7, unique=True),
+            "start": near_times,
+            "end": near_times,
+        }
+    ),
+)
+def test_nothing_changes_before_the_next_boundary_across_a_change_of_the_clocks(
+    change, before_minutes, schedule
+):
+    """Where clocks change (any IANA zone may be a city's), the wall clock jumps: a cached
+    answer must end at the jump, and at an edge that falls in a skipped or repeated hour."""
+    if schedule["start"] == "24:00":
+        schedule = {**schedule, "start": "00:00"}
+    tz, instant = change
+    now = instant + dt.timedelta(minutes=before_minutes)
+    boundary = next_boundary([[schedule]], now, tz)
+    assert boundary > now
+    state = schedule_covers(schedule, now.astimezone(tz))
+    day = now.astimezone(tz).date()
+    probe = now
+    while probe + dt.timedelta(minutes=1) < boundary:
+        probe += dt.timedelta(minutes=1)
+        assert schedule_covers(schedule, probe.astimezone(tz)) == state, probe
+        assert probe.astimezone(tz).date() == day, probe
