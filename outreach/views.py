@@ -99,9 +99,13 @@ class MenuLinkApi(APIView):
     authentication_classes = [BasicAuthentication, SessionAuthentication]
     permission_classes = [IsAdminUser]
 
+    def initial(self, request, *args, **kwargs):
+        # before authentication: password guesses count against the limit too
+        enforce_rate(request, RATE_GROUP_STAFF, read_limit())
+        super().initial(request, *args, **kwargs)
+
     @extend_schema(exclude=True)  # a staff endpoint: not part of the public description
     def get(self, request, venue_id: int):
-        enforce_rate(request, RATE_GROUP_STAFF, read_limit())
         venue = (
             Venue.objects.select_related("city").filter(pk=venue_id).first()
             if 0 < venue_id <= MAX_BIGINT

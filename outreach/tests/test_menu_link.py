@@ -98,3 +98,13 @@ def test_the_link_never_reaches_the_logs(client, staff, venue, caplog):
     caplog.set_level(logging.DEBUG)
     client.get(url(venue.pk), **basic("ana"))
     assert menu_link_ref(venue.pk) not in caplog.text
+
+
+def test_password_guesses_meet_the_rate_limit(client, staff, venue, settings):
+    settings.READ_RATE_LIMIT = "3/min"
+    answers = [
+        client.get(url(venue.pk), **basic("ana", f"guess-{i}")).status_code for i in range(4)
+    ]
+    assert answers == [401, 401, 401, 429]
+    # the right password does not pass the limit either
+    assert client.get(url(venue.pk), **basic("ana")).status_code == 429
