@@ -17,7 +17,10 @@ Measured on 1M prices, 2 cores: `||` costs less than `concat()` (0.9 against 1.4
 pieces on 1M rows), and the chunks took the client's CPU from 3.1 to 1.0 s.
 """
 
+import functools
+import hashlib
 import io
+from pathlib import Path
 
 import orjson
 from django.conf import settings
@@ -30,6 +33,7 @@ from beers.models import RANKED_STATUSES, Beer, Brand, City, DealKind, Format, V
 from beers.selectors.published import price_brand, published_deals
 
 from . import rows
+from .models import DealRow, DealRowCity, DirtyDeal
 
 _CHUNK = 2000
 _BUFFER = 1 << 20
@@ -41,7 +45,7 @@ PROGRESS_EVERY = 10_000
 # --- SQL builders ------------------------------------------------------------------------------
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
     return "'" + text.replace("'", "''").replace("%", "%%") + "'"
 
 
@@ -92,12 +96,12 @@ def _member(key: str, value_sql: str, *, first: bool = False) -> tuple[tuple[str
     """A piece of one member whose value is JSON text (never NULL); the first member opens
     the object."""
     opening = ("{" if first else ",") + orjson.dumps(key).decode() + ":"
-    return (key,), f"{_literal(opening)} || ({value_sql})::text"
+    return (key,), f"{literal(opening)} || ({value_sql})::text"
 
 
 def _choice(key: str, column: str, values) -> tuple[tuple[str, ...], str]:
     """A member whose value is one of a few known strings: their JSON, written once."""
-    cases = " ".join(f"WHEN {_literal(v)} THEN {_literal(_fragment({key: v}))}" for v in values)
+    cases = " ".join(f"WHEN {literal(v)} THEN {literal(_fragment({key: v}))}" for v in values)
     return (key,), f"(CASE {column} {cases} END)"
 
 
@@ -279,17 +283,47 @@ def _deal_columns(city: City) -> QuerySet:
     )
 
 
-def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
-    """The labels joined to each price: a FROM clause over arrays, and its parameters.
+def _digest(*texts: str) -> str:
+    return hashlib.sha256("\0".join(texts).encode()).hexdigest()[:32]
 
-    Every price finds its labels (they are read from the same prices, in the same snapshot),
-    yet the joins are LEFT JOINs: an inner join on a jsonb equality with a function scan made
-    PostgreSQL guess 25 rows out of 1M, plan no parallel workers and take 4.1 s for the
-    deals' JSON instead of 2.9 s."""
+
+@functools.cache
+def _label_sources() -> str:
+    """A digest of what Python labels the deals with (beers.labels, datasets.rows and the
+    translation catalogues): rows written before they changed are written afresh."""
+    paths = [Path(labels.__file__), Path(rows.__file__)]
+    for folder in settings.LOCALE_PATHS:
+        paths += sorted(Path(folder).glob("*/LC_MESSAGES/*.mo"))
+    return _digest(*(path.read_bytes().hex() for path in paths))
+
+
+# The labels joined to each price, over arrays (_label_params). Every price finds its labels
+# (they are read from the same prices, in the same snapshot), yet the joins are LEFT JOINs: an
+# inner join on a jsonb equality with a function scan made PostgreSQL guess 25 rows out of 1M,
+# plan no parallel workers and take 4.1 s for the deals' JSON instead of 2.9 s.
+_LABEL_JOINS = (
+    "LEFT JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[], %s::text[], "
+    "%s::text[]) AS s(format_id, units, packaging, code_csv, label_csv, json) "
+    "ON s.format_id = d.x_format AND s.units = d.x_units AND s.packaging = d.x_packaging "
+    "LEFT JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[], %s::text[], "
+    "%s::text[]) "
+    "AS w(schedules, valid_from, valid_until, json, label_csv) "
+    "ON w.schedules = d.x_schedules "
+    "AND w.valid_from = COALESCE(d.x_from, 'infinity'::date) "
+    "AND w.valid_until = COALESCE(d.x_until, 'infinity'::date) "
+    "LEFT JOIN unnest(%s::text[], %s::text[]) AS bj(slug, json) ON bj.slug = d.x_beer "
+    "LEFT JOIN unnest(%s::text[], %s::text[]) AS rj(slug, json) ON rj.slug = d.x_brand"
+)
+
+
+def _label_params(deals: QuerySet, formats: dict[int, Format]) -> list:
+    """The arrays of _LABEL_JOINS for these prices: each serving, validity and schedule, beer
+    and brand labelled once."""
     # One scan for both: the distinct (serving, schedule) pairs are few.
     pairs = (
-        published_deals(city=city)
-        .values_list("format_id", "units", "packaging", "schedules", "valid_from", "valid_until")
+        deals.values_list(
+            "format_id", "units", "packaging", "schedules", "valid_from", "valid_until"
+        )
         .order_by()
         .distinct()
     )
@@ -337,19 +371,6 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
         )
     beers = sorted(Beer.objects.values_list("slug", flat=True))
     brands = sorted(Brand.objects.values_list("slug", flat=True))
-    sql = (
-        "LEFT JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[], %s::text[], "
-        "%s::text[]) AS s(format_id, units, packaging, code_csv, label_csv, json) "
-        "ON s.format_id = d.x_format AND s.units = d.x_units AND s.packaging = d.x_packaging "
-        "LEFT JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[], %s::text[], "
-        "%s::text[]) "
-        "AS w(schedules, valid_from, valid_until, json, label_csv) "
-        "ON w.schedules = d.x_schedules "
-        "AND w.valid_from = COALESCE(d.x_from, 'infinity'::date) "
-        "AND w.valid_until = COALESCE(d.x_until, 'infinity'::date) "
-        "LEFT JOIN unnest(%s::text[], %s::text[]) AS bj(slug, json) ON bj.slug = d.x_beer "
-        "LEFT JOIN unnest(%s::text[], %s::text[]) AS rj(slug, json) ON rj.slug = d.x_brand"
-    )
     params = [
         s_format,
         s_units,
@@ -367,7 +388,7 @@ def _labels(city: City, formats: dict[int, Format]) -> tuple[str, list]:
         brands,
         [_fragment({"brand": slug}) for slug in brands],
     ]
-    return sql, params
+    return params
 
 
 def _per_litre(d: str = "d") -> str:
@@ -378,92 +399,222 @@ def _per_litre(d: str = "d") -> str:
     )
 
 
+class DealSql:
+    """The SQL of a city's deals rows over the columns of `inner` (as `d`) and the label
+    joins: the CSV line and the JSON item, and the recipe of the export rows they make
+    (datasets.models)."""
+
+    def __init__(self, city: City, formats: dict[int, Format]):
+        self.city = city
+        self.formats = formats
+        self.inner, self.inner_params = _inner(_deal_columns(city))
+        self.joins = _LABEL_JOINS
+        # Strings come joined, their JSON written once per distinct value (a serving, a
+        # validity and schedule, a beer, a brand); only `conditions` is escaped row by row.
+        # On 1M prices this took 3.0 s of one core instead of 3.9 s with a member-by-member
+        # concatenation.
+        item = _json_pieces(
+            [
+                _member("id", "d.x_id", first=True),
+                _member("venue_id", "d.x_venue"),
+                (("beer",), """COALESCE(bj.json, ',"beer":null')"""),
+                (("brand",), """COALESCE(rj.json, ',"brand":null')"""),
+                (("format_code", "units", "packaging"), "s.json"),
+                _choice("kind", "d.x_kind", DealKind.values),
+                _member("price_cents", "d.x_price"),
+                _member(
+                    "price_per_litre_cents",
+                    "(CASE WHEN d.x_kind = 'open_bar' THEN 'null' "
+                    f"ELSE ({_per_litre()})::text END)",
+                ),
+                _member("open_bar_minutes", "COALESCE(d.x_open_bar::text, 'null')"),
+                _member("service_charge_pct", "COALESCE(d.x_service::text, 'null')"),
+                _member("couvert_cents", "COALESCE(d.x_couvert::text, 'null')"),
+                _member(
+                    "conditions",
+                    "(CASE WHEN d.x_conditions = '' THEN 'null' "
+                    "ELSE to_json(d.x_conditions::text)::text END)",
+                ),
+                (("valid_from", "valid_until", "schedules"), "w.json"),
+                _member("verified_at", _unix("d.x_verified")),
+                _member("created_at", _unix("d.x_created")),
+                _member("confirmations", "d.x_confirmations"),
+                _member("open_disputes", "d.x_disputes"),
+                _choice("status", "d.x_status", RANKED_STATUSES),
+            ],
+            rows.DEAL_KEYS,
+        )
+        line = _csv_line(
+            {
+                "id": "d.x_id",
+                "venue_id": "d.x_venue",
+                "venue": _csv_text("d.x_venue_name"),
+                "neighbourhood": _csv_text("d.x_hood_name"),
+                "beer": _csv_text("d.x_beer_name"),
+                "brand": _csv_text("d.x_brand_name"),
+                "format_code": "s.code_csv",
+                "serving": "s.label_csv",
+                "units": "d.x_units",
+                "litres": "trim_scale((d.x_units * d.x_volume)::numeric / 1000)",
+                "packaging": "d.x_packaging",
+                "kind": "d.x_kind",
+                "price_brl": _brl("d.x_price"),
+                "price_per_litre_brl": _brl(_per_litre()),
+                "when": "w.label_csv",
+                "valid_from": _date("d.x_from"),
+                "valid_until": _date("d.x_until"),
+                "service_charge_pct": "d.x_service",
+                "couvert_brl": _brl("d.x_couvert"),
+                "conditions": _csv_text("d.x_conditions"),
+                # the zone written into the SQL, so the digest changes with it
+                "verified_on": _date(f"(d.x_verified AT TIME ZONE {literal(city.timezone)})::date"),
+                "confirmations": "d.x_confirmations",
+                "status": "d.x_status",
+            },
+            rows.DEALS_CSV_COLUMNS,
+        )
+        self.line = f"{line} || {_CRLF}"
+        self.item = f"{item} || {_ITEM_END}"
+        # The formatting SQL (the zone in it), the labels' code and the formats they name:
+        # export rows made by other ones are stale (see datasets.models).
+        self.recipe = _digest(
+            self.joins,
+            self.line,
+            self.item,
+            _label_sources(),
+            repr(
+                sorted(
+                    (f.id, f.code, f.type, f.volume_ml, f.label_pt, f.label_en)
+                    for f in formats.values()
+                )
+            ),
+        )
+
+    def params(self, deals: QuerySet | None = None) -> list:
+        """The query's parameters, the labels those of `deals` (the city's published prices
+        by default): one scan of the prices to label them."""
+        deals = published_deals(city=self.city) if deals is None else deals
+        return [*self.inner_params, *_label_params(deals, self.formats)]
+
+    def formatted(self) -> tuple[str, list]:
+        """SELECT of (id, venue, line, item) of every price, formatted here."""
+        return (
+            f"SELECT d.x_id AS id, d.x_venue AS venue, {self.line} AS line, "
+            f"{self.item} AS item FROM ({self.inner}) d {self.joins}",
+            self.params(),
+        )
+
+    def insert(self, only_changed: bool) -> int:
+        """Format and store the rows of the city's published prices: those DirtyDeal names,
+        or (not `only_changed`) every one, in id order (the read follows the table's order).
+        Returns how many. A row of another city (the price moved) is replaced."""
+        table = DealRow._meta.db_table
+        deals = published_deals(city=self.city)
+        if only_changed:
+            deals = deals.filter(id__in=DirtyDeal.objects.values("deal_id"))
+            where = f"WHERE d.x_id IN (SELECT deal_id FROM {DirtyDeal._meta.db_table}) "
+        else:
+            where = "ORDER BY d.x_id "
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {table} (deal_id, city_id, venue_id, line, item) "
+                f"SELECT d.x_id, %s, d.x_venue, {self.line}, {self.item} "
+                f"FROM ({self.inner}) d {self.joins} {where}"
+                "ON CONFLICT (deal_id) DO UPDATE SET city_id = EXCLUDED.city_id, "
+                "venue_id = EXCLUDED.venue_id, line = EXCLUDED.line, item = EXCLUDED.item",
+                [self.city.id, *self.params(deals)],
+            )
+            return cursor.rowcount
+
+
+def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, int]:
+    """Bring the export rows (datasets.models) of `cities` to the export's snapshot; returns
+    how many rows each city had formatted. Runs inside the export's own transaction
+    (snapshot.export_snapshot, REPEATABLE READ, one export at a time): it sees the changes
+    committed before its snapshot, and forgets only those (a change committed later waits
+    for the next export). A city whose recipe differs, or that was not exported the last
+    time, is formatted whole."""
+    rows_table, state, dirty = (
+        DealRow._meta.db_table,
+        DealRowCity._meta.db_table,
+        DirtyDeal._meta.db_table,
+    )
+    ids = [city.id for city in cities]
+    formatted: dict[str, int] = {}
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL datestyle = 'ISO'")
+        cursor.execute(f"DELETE FROM {rows_table} r USING {dirty} x WHERE r.deal_id = x.deal_id")
+        # Cities not exported now lose their rows: their changes are not followed meanwhile.
+        # (Every row's city has its DealRowCity: both are written together.)
+        cursor.execute(f"DELETE FROM {state} WHERE NOT city_id = ANY(%s) RETURNING city_id", [ids])
+        dropped = [city_id for (city_id,) in cursor.fetchall()]
+        if dropped:
+            cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = ANY(%s)", [dropped])
+        cursor.execute(f"SELECT city_id, recipe FROM {state}")
+        recipes = dict(cursor.fetchall())
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {dirty})")
+        changed = cursor.fetchone()[0]
+        whole = False
+        for city in cities:
+            sql = DealSql(city, formats)
+            if recipes.get(city.id) == sql.recipe:
+                formatted[city.slug] = sql.insert(only_changed=True) if changed else 0
+                continue
+            cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = %s", [city.id])
+            formatted[city.slug] = sql.insert(only_changed=False)
+            cursor.execute(
+                f"INSERT INTO {state} (city_id, recipe) VALUES (%s, %s) "
+                "ON CONFLICT (city_id) DO UPDATE SET recipe = EXCLUDED.recipe",
+                [city.id, sql.recipe],
+            )
+            whole = True
+        cursor.execute(f"DELETE FROM {dirty}")  # the changes this snapshot sees
+        if whole:  # the planner's figures for the reads that follow
+            cursor.execute(f"ANALYZE {rows_table}")
+    return formatted
+
+
+def _read_rows(city: City, files: _Files, venues: set[int], tick=None) -> None:
+    """The city's export rows into `files`, in id order (columns NOT NULL: no check)."""
+    sql = (
+        f"SELECT venue_id, line, item FROM {DealRow._meta.db_table} "
+        "WHERE city_id = %s ORDER BY deal_id"
+    )
+    write_line, write_item, add_venue = files.csv.write, files.json_text.write, venues.add
+    count = 0
+    with connection.cursor() as cursor:
+        for venue, line, item in stream_rows(cursor, sql, [city.id], size=_CHUNK):
+            add_venue(venue)
+            write_line(line)
+            write_item(item)
+            count += 1
+            if tick is not None and count % PROGRESS_EVERY == 0:
+                tick(PROGRESS_EVERY)
+    files.count += count
+    if tick is not None:
+        tick(count % PROGRESS_EVERY)
+
+
 def write_deals(
-    city: City, folder, header_writer_factory, formats, tick=None
+    city: City, folder, header_writer_factory, formats, tick=None, *, cached: bool = False
 ) -> tuple[int, set[int]]:
     """`deals.json` and `deals.csv` of a city, written by PostgreSQL. Returns how many prices,
-    and the ids of their bars."""
-    inner, inner_params = _inner(_deal_columns(city))
-    joins, join_params = _labels(city, formats)
-    # Strings come joined, their JSON written once per distinct value (a serving, a validity
-    # and schedule, a beer, a brand); only `conditions` is escaped row by row. On 1M prices this
-    # took 3.0 s of one core instead of 3.9 s with a member-by-member concatenation.
-    item = _json_pieces(
-        [
-            _member("id", "d.x_id", first=True),
-            _member("venue_id", "d.x_venue"),
-            (("beer",), """COALESCE(bj.json, ',"beer":null')"""),
-            (("brand",), """COALESCE(rj.json, ',"brand":null')"""),
-            (("format_code", "units", "packaging"), "s.json"),
-            _choice("kind", "d.x_kind", DealKind.values),
-            _member("price_cents", "d.x_price"),
-            _member(
-                "price_per_litre_cents",
-                f"(CASE WHEN d.x_kind = 'open_bar' THEN 'null' ELSE ({_per_litre()})::text END)",
-            ),
-            _member("open_bar_minutes", "COALESCE(d.x_open_bar::text, 'null')"),
-            _member("service_charge_pct", "COALESCE(d.x_service::text, 'null')"),
-            _member("couvert_cents", "COALESCE(d.x_couvert::text, 'null')"),
-            _member(
-                "conditions",
-                "(CASE WHEN d.x_conditions = '' THEN 'null' "
-                "ELSE to_json(d.x_conditions::text)::text END)",
-            ),
-            (("valid_from", "valid_until", "schedules"), "w.json"),
-            _member("verified_at", _unix("d.x_verified")),
-            _member("created_at", _unix("d.x_created")),
-            _member("confirmations", "d.x_confirmations"),
-            _member("open_disputes", "d.x_disputes"),
-            _choice("status", "d.x_status", RANKED_STATUSES),
-        ],
-        rows.DEAL_KEYS,
-    )
-    line = _csv_line(
-        {
-            "id": "d.x_id",
-            "venue_id": "d.x_venue",
-            "venue": _csv_text("d.x_venue_name"),
-            "neighbourhood": _csv_text("d.x_hood_name"),
-            "beer": _csv_text("d.x_beer_name"),
-            "brand": _csv_text("d.x_brand_name"),
-            "format_code": "s.code_csv",
-            "serving": "s.label_csv",
-            "units": "d.x_units",
-            "litres": "trim_scale((d.x_units * d.x_volume)::numeric / 1000)",
-            "packaging": "d.x_packaging",
-            "kind": "d.x_kind",
-            "price_brl": _brl("d.x_price"),
-            "price_per_litre_brl": _brl(_per_litre()),
-            "when": "w.label_csv",
-            "valid_from": _date("d.x_from"),
-            "valid_until": _date("d.x_until"),
-            "service_charge_pct": "d.x_service",
-            "couvert_brl": _brl("d.x_couvert"),
-            "conditions": _csv_text("d.x_conditions"),
-            "verified_on": _date("(d.x_verified AT TIME ZONE %s)::date"),
-            "confirmations": "d.x_confirmations",
-            "status": "d.x_status",
-        },
-        rows.DEALS_CSV_COLUMNS,
-    )
-    # One query writes both files: the rows are read, joined and sorted once.
-    select = (
-        f"SELECT d.x_id AS id, d.x_venue AS venue, {line} || {_CRLF} AS line, "
-        f"{item} || {_ITEM_END} AS item "
-        f"FROM ({inner}) d {joins}"
-    )
-    # the time zone's placeholder sits in the select list, before the FROM's
-    params = [city.timezone, *inner_params, *join_params]
+    and the ids of their bars. `cached`: read from the export rows (refresh_rows brought them
+    to the export's snapshot); otherwise every row is formatted here."""
     files = _Files(folder, "deals", header_writer_factory, rows.DEALS_CSV_COLUMNS)
     venues: set[int] = set()
-
-    def add(row: tuple[int, str, str]) -> None:
-        venue, line, item = row
-        venues.add(venue)
-        files.add(line, item)
-
     try:
-        _stream(select, params, ("venue", "line", "item"), "q.id", add, tick)
+        if cached:
+            _read_rows(city, files, venues, tick)
+        else:
+            select, params = DealSql(city, formats).formatted()
+
+            def add(row: tuple[int, str, str]) -> None:
+                venue, line, item = row
+                venues.add(venue)
+                files.add(line, item)
+
+            _stream(select, params, ("venue", "line", "item"), "q.id", add, tick)
     except BaseException:
         files.abandon()
         raise
@@ -545,7 +696,7 @@ def write_venues(city: City, folder, header_writer_factory, listed: set[int]) ->
             "instagram": _csv_text("v.x_instagram"),
             "opening_hours": _csv_text("v.x_hours"),
             "attributes": "a.csv",
-            "url": _csv_text(f"{_literal(base)} || v.x_slug"),
+            "url": _csv_text(f"{literal(base)} || v.x_slug"),
         },
         rows.VENUES_CSV_COLUMNS,
     )

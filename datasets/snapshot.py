@@ -28,15 +28,35 @@ def batch_session(cursor) -> None:
     cursor.execute(f"SET LOCAL max_parallel_workers_per_gather = {workers}")
 
 
+# One export at a time writes the row cache (datasets.models.DealRow): a session-level lock,
+# taken before the snapshot (a transaction-level one would be taken after it, and a waiting
+# export would then rewrite rows that the one before it wrote after its snapshot).
+EXPORT_LOCK = 0x62726A61  # "brja"
+
+
 @contextlib.contextmanager
-def export_snapshot() -> Iterator[None]:
-    """The export's transaction: its own snapshot and batch settings on PostgreSQL."""
+def export_snapshot() -> Iterator[bool]:
+    """The export's transaction: its own snapshot and batch settings on PostgreSQL. Yields
+    whether the export owns it there, and so may bring the row cache up to date: REPEATABLE
+    READ (every query sees one snapshot; it writes only the cache), one export at a time.
+    Inside a caller's transaction (tests, mostly) the export uses that transaction as it is
+    and writes nothing: rows that transaction wrote would share one row version with a row
+    it cached, and a stamp could not tell a later write of the same transaction."""
     if connection.in_atomic_block:
-        yield
+        yield False
         return
-    with transaction.atomic():
-        if connection.vendor == "postgresql":
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            yield False
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [EXPORT_LOCK])
+    try:
+        with transaction.atomic():
             with connection.cursor() as cursor:
-                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 batch_session(cursor)
-        yield
+            yield True
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [EXPORT_LOCK])

@@ -1,0 +1,227 @@
+"""The export rows (datasets.models, PostgreSQL): the files read from them are byte for byte
+those formatted afresh, whatever changed in between, and only what changed is formatted again.
+
+The export owns its transaction here (transaction=True tests): that is when it keeps rows.
+Formatted afresh = the same export inside a caller's transaction, which keeps none."""
+
+import threading
+
+import pytest
+from django.db import connection, transaction
+
+from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, Venue
+from beers.services import deal_create
+from datasets import pgcopy
+from datasets.models import DealRow, DealRowCity, DirtyDeal
+from datasets.services import datasets_export
+from datasets.snapshot import export_snapshot
+
+from .helpers import tree
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="the rows are PostgreSQL's"),
+]
+
+
+@pytest.fixture
+def formatted(monkeypatch):
+    """How many rows each export formatted, city by city."""
+    counts: list[dict] = []
+    refresh = pgcopy.refresh_rows
+
+    def spy(cities, formats):
+        counts.append(refresh(cities, formats))
+        return counts[-1]
+
+    monkeypatch.setattr(pgcopy, "refresh_rows", spy)
+    return counts
+
+
+def export_both(tmp_path, name: str) -> tuple[dict, dict]:
+    """The files through the export rows, and formatted afresh."""
+    datasets_export(directory=tmp_path / name, progress=False)
+    with transaction.atomic():
+        datasets_export(directory=tmp_path / f"{name}-afresh", progress=False)
+    return tree(tmp_path / name), tree(tmp_path / f"{name}-afresh")
+
+
+def assert_rows_agree(tmp_path, name: str) -> dict:
+    cached, afresh = export_both(tmp_path, name)
+    assert cached == afresh
+    return cached
+
+
+def test_the_first_export_formats_every_row_then_only_what_changed(world, tmp_path, formatted):
+    first = assert_rows_agree(tmp_path, "first")
+    assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
+    assert DealRowCity.objects.count() == 2
+    assert DealRow.objects.count() == 9
+
+    assert assert_rows_agree(tmp_path, "again") == first
+    assert formatted[-1] == {"manaus": 0, "sao-paulo": 0}
+
+    # A bulk update (no save(), no signal) is seen too.
+    Deal.objects.filter(pk=world.deals.regular.pk).update(price_cents=1390)
+    changed = assert_rows_agree(tmp_path, "changed")
+    assert formatted[-1] == {"manaus": 0, "sao-paulo": 1}
+    assert changed != first
+    assert b"13.90" in changed["sao-paulo/deals.csv"]
+    assert not DirtyDeal.objects.exists()
+
+
+def _rename_bar(world):
+    Venue.objects.filter(pk=world.ze.pk).update(name='Bar do Zé, "o Novo"')
+
+
+def _rename_bairro(world):
+    Neighbourhood.objects.filter(pk=world.vila.pk).update(name="Vila Madá")
+
+
+def _move_bar_to_another_bairro(world):
+    Venue.objects.filter(pk=world.ze.pk).update(neighbourhood=None)
+
+
+def _rename_beer(world):
+    Beer.objects.filter(slug="heineken").update(name="Heineken Original", slug="heineken-og")
+
+
+def _rename_brand(world):
+    Brand.objects.filter(slug="brahma").update(name="Brahma!", slug="brahma-nova")
+
+
+def _rebrand_beer(world):
+    Beer.objects.filter(slug="artesanal-da-casa").update(brand=world.brahma)
+    for deal in Deal.objects.filter(beer__slug="artesanal-da-casa"):
+        deal.save()  # a price follows its beer's brand (Deal.save)
+
+
+def _close_bar(world):
+    Venue.objects.filter(pk=world.ze.pk).update(status="closed")
+
+
+def _reopen_bar(world):
+    Venue.objects.filter(pk=world.fechado.pk).update(status="open")
+
+
+def _suspend_price(world):
+    Deal.objects.filter(pk=world.deals.disputed.pk).update(status="suspended")
+
+
+def _delete_price(world):
+    Deal.objects.filter(pk=world.deals.balde.pk).delete()
+
+
+def _new_price(world):
+    deal_create(
+        venue=world.aspas,
+        format=world.torre,
+        beer=None,
+        brand=world.brahma,
+        price_cents=4990,
+        schedules=[{"days": [5], "start": "23:00", "end": "02:00"}],
+    )
+
+
+def _move_price_to_another_city(world):
+    bar = Venue.objects.get(city=world.manaus)
+    Deal.objects.filter(pk=world.deals.regular.pk).update(city=world.manaus, venue=bar)
+
+
+def _relabel_format(world):
+    Format.objects.filter(pk=world.garrafa.pk).update(label_pt="garrafa de 600 ml")
+
+
+def _change_time_zone(world):
+    City.objects.filter(pk=world.sp.pk).update(timezone="America/Noronha")
+
+
+def _check_again(world):
+    world.record_check(deal=world.deals.half, source="submission", price_cents=990)
+
+
+EDITS = [
+    _rename_bar,
+    _rename_bairro,
+    _move_bar_to_another_bairro,
+    _rename_beer,
+    _rename_brand,
+    _rebrand_beer,
+    _close_bar,
+    _reopen_bar,
+    _suspend_price,
+    _delete_price,
+    _new_price,
+    _move_price_to_another_city,
+    _relabel_format,
+    _change_time_zone,
+    _check_again,
+]
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=[e.__name__.strip("_") for e in EDITS])
+def test_an_edit_of_anything_a_price_shows_reaches_the_files(world, tmp_path, edit):
+    before = assert_rows_agree(tmp_path, "before")
+    edit(world)
+    after = assert_rows_agree(tmp_path, "after")
+    assert after != before  # the edit shows in the files
+    # one row per price in the files, and no more (a price that left them lost its row)
+    prices = sum(after[f"{slug}/deals.csv"].count(b"\r\n") - 1 for slug in ("sao-paulo", "manaus"))
+    assert DealRow.objects.count() == prices
+
+
+def test_a_city_out_of_the_files_is_formatted_whole_when_it_returns(world, tmp_path, formatted):
+    assert_rows_agree(tmp_path, "first")
+    City.objects.filter(pk=world.manaus.pk).update(active=False)
+    datasets_export(directory=tmp_path / "without", progress=False)
+    assert not DealRow.objects.filter(city_id=world.manaus.pk).exists()
+    # Its changes are not followed meanwhile: its rows come back whole.
+    Deal.objects.filter(pk=world.deals.manaus.pk).update(price_cents=1250)
+    DirtyDeal.objects.all().delete()
+    City.objects.filter(pk=world.manaus.pk).update(active=True)
+    assert b"1250" in assert_rows_agree(tmp_path, "back")["manaus/deals.json"]
+    assert formatted[-1] == {"manaus": 1, "sao-paulo": 0}
+
+
+def test_rows_lost_with_their_table_are_formatted_again(world, tmp_path, formatted):
+    """A crash empties the UNLOGGED tables: the next export formats every row."""
+    first = assert_rows_agree(tmp_path, "first")
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE datasets_dealrow, datasets_dealrowcity")
+    assert assert_rows_agree(tmp_path, "after") == first
+    assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
+
+
+def test_a_change_committed_after_the_snapshot_waits_for_the_next_export(world, tmp_path):
+    """The refresh forgets only the changes its snapshot sees: one committed meanwhile, by
+    another connection, is formatted by the next export."""
+    assert_rows_agree(tmp_path, "first")
+    deal = world.deals.regular
+
+    def other_writer():
+        try:
+            Deal.objects.filter(pk=deal.pk).update(price_cents=1490)
+        finally:
+            connection.close()
+
+    with export_snapshot() as own:
+        assert own
+        City.objects.count()  # the snapshot is taken
+        writer = threading.Thread(target=other_writer)
+        writer.start()
+        writer.join()
+        cities = list(City.objects.filter(active=True).order_by("slug"))
+        pgcopy.refresh_rows(cities, {f.id: f for f in Format.objects.all()})
+        assert b"12.90" in DealRow.objects.get(deal_id=deal.pk).line.encode()
+    assert DirtyDeal.objects.filter(deal_id=deal.pk).exists()
+    files = assert_rows_agree(tmp_path, "next")
+    assert b"14.90" in files["sao-paulo/deals.csv"]
+
+
+def test_the_price_index_is_computed_beside_the_files(world, tmp_path):
+    """On a second connection sharing the export's snapshot: the same cells as inside one
+    transaction."""
+    cached, afresh = export_both(tmp_path, "index")
+    assert cached["sao-paulo/price-index.json"] == afresh["sao-paulo/price-index.json"]
+    assert cached["manaus/price-index.csv"] == afresh["manaus/price-index.csv"]
+    assert b'"month"' in cached["sao-paulo/price-index.json"]
