@@ -5,9 +5,14 @@ PostgreSQL COPY of the same rows, with wall time and peak memory.
 
 For each size: seeds a throw-away active city `bench-city` with SQL (generate_series), times a
 COPY of its prices (11 columns, the issue's yardstick) and a COPY of every column the deals
-files read (same query, joins and order as the export, unformatted), then runs the whole export in a fresh child process (so its peak RSS is
-the export's own), and deletes the city again (unless --keep). `--import` also times
-import_datasets of the tree. PostgreSQL only; `make bench` runs it on its own database.
+files read (same query, joins and order as the export, unformatted), then runs the whole
+export in a fresh child process (so its peak RSS is the export's own) three times:
+- `first`: the first export after seeding, which formats every price (datasets.models);
+- `export`: after 1% of the prices changed (a new amount), as the 5-minute refresh finds
+  them: the figure compared with the COPY;
+- `unchanged`: once more with nothing changed.
+Then deletes the city again (unless --keep). `--import` also times import_datasets of the
+tree. PostgreSQL only; `make bench` runs it on its own database.
 """
 
 import argparse
@@ -114,6 +119,7 @@ def drop() -> None:
     city = City.objects.filter(slug=SLUG).first()
     if city:
         with connection.cursor() as c:
+            c.execute("SET LOCAL statement_timeout = 0")  # 1M prices, and their triggers
             c.execute(
                 "DELETE FROM beers_pricecheck WHERE deal_id IN "
                 "(SELECT id FROM beers_deal WHERE city_id = %s)",
@@ -138,6 +144,18 @@ def export_child(directory: str) -> int:
         )
     )
     return 0
+
+
+def export_in_child(directory: Path) -> dict:
+    """The whole export in a fresh process: its seconds and peak RSS."""
+    child = subprocess.run(
+        [sys.executable, "-m", "bench.export_bench", "--child", str(directory)],
+        cwd=Path(__file__).resolve().parents[1],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(child.stdout.strip().splitlines()[-1])
 
 
 def best_of_three(run) -> float:
@@ -168,16 +186,19 @@ def run_size(rows: int, *, keep: bool, with_import: bool) -> dict:
             out["copy_read_columns_seconds"] = best_of_three(
                 lambda: copy_read_columns(city, Path(tmp) / "copy-wide.csv")
             )
-            child = subprocess.run(
-                [sys.executable, "-m", "bench.export_bench", "--child", str(Path(tmp) / "tree")],
-                cwd=Path(__file__).resolve().parents[1],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            figures = json.loads(child.stdout.strip().splitlines()[-1])
+            first = export_in_child(Path(tmp) / "first")
+            out["first_export_seconds"] = first["seconds"]
+            with connection.cursor() as c:  # 1% of the prices get a new amount
+                c.execute(
+                    "UPDATE beers_deal SET price_cents = price_cents + 1 "
+                    "WHERE city_id = %s AND id %% 100 = 0",
+                    [city.id],
+                )
+                out["changed_prices"] = c.rowcount
+            figures = export_in_child(Path(tmp) / "tree")
             out["export_seconds"] = figures["seconds"]
-            out["export_peak_rss_mb"] = figures["peak_rss_mb"]
+            out["unchanged_export_seconds"] = export_in_child(Path(tmp) / "again")["seconds"]
+            out["export_peak_rss_mb"] = max(first["peak_rss_mb"], figures["peak_rss_mb"])
             out["ratio_to_copy"] = round(figures["seconds"] / out["copy_seconds"], 1)
             out["ratio_to_copy_read_columns"] = round(
                 figures["seconds"] / out["copy_read_columns_seconds"], 1

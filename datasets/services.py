@@ -532,6 +532,8 @@ def _write_tree(root: Path, *, now: dt.datetime, bar: bool) -> tuple[str, dict, 
         cached = own and pgcopy.enabled()
         if cached:
             pgcopy.refresh_rows(cities, formats)
+        elif own and connection.vendor == "postgresql":
+            pgcopy.forget_rows()  # not kept (DATASETS_COPY off): the changes pile up no more
         ahead = _Ahead(cities, now, ahead=cached)
         try:
             fingerprint = data_fingerprint()

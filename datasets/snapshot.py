@@ -1,12 +1,14 @@
 """One consistent view of the data for a whole export, in a session tuned for a batch job.
 
-On PostgreSQL the export reads one REPEATABLE READ, read-only snapshot, so counts,
-`cities.json` and the per-city files agree. Inside a caller's transaction (tests, mostly) the
-export uses that transaction as it is.
+On PostgreSQL the export reads one REPEATABLE READ snapshot, so counts, `cities.json` and the
+per-city files agree; it writes only its row cache (datasets.models). Inside a caller's
+transaction (tests, mostly) the export uses that transaction as it is.
 
 Measured on 1M prices, 2 cores: writing the deals' JSON and CSV from two connections sharing
 an exported snapshot took as long as one connection with two parallel workers per query
-(about 10 s either way), so the export stays on one connection.
+(about 10 s either way), so the deals stay on one connection; the price index, work for the
+database while the deals are work for Python, runs beside them on a second connection that
+shares the snapshot (datasets.services._Ahead).
 """
 
 import contextlib
