@@ -434,10 +434,13 @@ def _neighbourhoods(city: City, folder: Path) -> int:
 
 
 class _Ahead:
-    """The cities' price indexes, computed while the other files are written: on PostgreSQL, inside the export's own transaction, by a second connection
+    """The cities' price indexes and the data fingerprint, computed while the other files
+    are written: on PostgreSQL, inside the export's own transaction, by a second connection
     sharing its snapshot (`pg_export_snapshot`), in a thread; elsewhere when asked. They are
     work for the database, the deals mostly for Python: on 1M prices, 2 cores, the index
     (2.2-3.3 s alone) then hides behind the deals and venue files."""
+
+    FINGERPRINT = "fingerprint"
 
     def __init__(self, cities: list[City], now: dt.datetime, *, ahead: bool):
         self.now, self.thread = now, None
@@ -448,6 +451,7 @@ class _Ahead:
             cursor.execute("SELECT pg_export_snapshot()")
             snapshot = cursor.fetchone()[0]
         self.futures = {city.id: Future() for city in cities}
+        self.futures[self.FINGERPRINT] = Future()
         self.stop = threading.Event()
         self.thread = threading.Thread(
             target=self._run, args=(snapshot, cities), name="price-index", daemon=True
@@ -465,6 +469,8 @@ class _Ahead:
                     if self.stop.is_set():
                         break
                     self.futures[city.id].set_result(price_index(city=city, now=self.now))
+                if not self.stop.is_set():
+                    self.futures[self.FINGERPRINT].set_result(data_fingerprint())
         except BaseException as exc:  # handed to the export's thread, which raises it
             for future in self.futures.values():
                 if not future.done():
@@ -475,6 +481,10 @@ class _Ahead:
     def cells(self, city: City) -> list[dict]:
         future = self.futures.get(city.id)
         return future.result() if future else price_index(city=city, now=self.now)
+
+    def fingerprint(self) -> str:
+        future = self.futures.get(self.FINGERPRINT)
+        return future.result() if future else data_fingerprint()
 
     def shutdown(self) -> None:
         """Wait for the thread (told to stop when the export failed before the end)."""
@@ -536,8 +546,8 @@ def _write_tree(root: Path, *, now: dt.datetime, bar: bool) -> tuple[str, dict, 
             pgcopy.forget_rows()  # not kept (DATASETS_COPY off): the changes pile up no more
         ahead = _Ahead(cities, now, ahead=cached)
         try:
-            fingerprint = data_fingerprint()
             counts = _write_cities(root, cities, updated_at, formats, ahead, bar, cached)
+            fingerprint = ahead.fingerprint()
         finally:
             ahead.shutdown()
         # After the city files, with their counts: the same figures, and no second count.

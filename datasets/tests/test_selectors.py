@@ -8,10 +8,13 @@ from decimal import ROUND_HALF_UP, Decimal
 
 import numpy
 import pytest
+from django.db import connection
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from beers.models import CheckSource, PriceCheck
 from beers.selectors.catalog import catalog, cities_summary
-from beers.selectors.price_index import price_index
+from beers.selectors.price_index import _local_months, price_index
 from beers.services import deal_create, venue_create
 
 from .conftest import at
@@ -210,3 +213,41 @@ def test_counted_values_give_the_figures_of_every_observation_listed(seed):
         "median_cents": round_half_up(quartiles[1]),
         "p75_cents": round_half_up(quartiles[2]),
     }
+
+
+ZONES = ("America/Sao_Paulo", "America/Manaus", "America/Noronha", "America/Santiago", "UTC")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the months' search is SQL")
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    zone=st.sampled_from(ZONES),
+    instants=st.lists(
+        st.datetimes(
+            min_value=dt.datetime(1995, 1, 1),  # noqa: DTZ001 - hypothesis takes naive bounds
+            max_value=dt.datetime(2030, 12, 31),  # noqa: DTZ001
+            timezones=st.just(dt.UTC),
+        ),
+        min_size=1,
+        max_size=20,
+    ),
+)
+def test_the_months_search_finds_the_local_month_of_any_instant(db, zone, instants):
+    """The index finds a check's local month by a binary search of the months' first instants
+    (price_index._local_months); it agrees with PostgreSQL's own conversion, at the months'
+    edges too (a microsecond either side), and outside the searched years."""
+    tz = zoneinfo.ZoneInfo(zone)
+    thresholds, local_starts = _local_months(tz, None, None)
+    for edge in random.Random(zone).sample(thresholds, 5):
+        instants += [edge, edge - dt.timedelta(microseconds=1), edge + dt.timedelta(seconds=1)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT COALESCE((%s::timestamp[])[width_bucket(t, %s::timestamptz[])], "
+            "date_trunc('month', t AT TIME ZONE %s)), date_trunc('month', t AT TIME ZONE %s) "
+            "FROM unnest(%s::timestamptz[]) AS t",
+            [local_starts, thresholds, zone, zone, instants],
+        )
+        for searched, converted in cursor.fetchall():
+            assert searched == converted
