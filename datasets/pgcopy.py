@@ -537,6 +537,24 @@ class DealSql:
             return cursor.rowcount
 
 
+# More changes than this since the last export (an import, a city's prices deleted) and
+# every city is formatted whole, rather than each changed price looked up by its id.
+BULK_CHANGES = 50_000
+
+
+def settle_rows() -> None:
+    """After many rows were written: VACUUM (ANALYZE) the cache tables, outside any
+    transaction, as autovacuum would later (hint bits, visibility map, the planner's figures),
+    so the next exports read them at full speed."""
+    timeout_ms = int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET statement_timeout = {timeout_ms}")
+        try:
+            cursor.execute(f"VACUUM (ANALYZE) {DealRow._meta.db_table}, {DirtyDeal._meta.db_table}")
+        finally:
+            cursor.execute("RESET statement_timeout")
+
+
 def forget_rows() -> None:
     """Drop the export rows and the changes noted for them: an export that does not keep
     them (DATASETS_COPY off) leaves none that could be stale later."""
@@ -551,7 +569,7 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
     (snapshot.export_snapshot, REPEATABLE READ, one export at a time): it sees the changes
     committed before its snapshot, and forgets only those (a change committed later waits
     for the next export). A city whose recipe differs, or that was not exported the last
-    time, is formatted whole."""
+    time, is formatted whole, and so is every city after more than BULK_CHANGES changes."""
     rows_table, state, dirty = (
         DealRow._meta.db_table,
         DealRowCity._meta.db_table,
@@ -561,9 +579,12 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
     formatted: dict[str, int] = {}
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL datestyle = 'ISO'")
-        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {dirty})")
+        cursor.execute(f"SELECT count(*) FROM {dirty}")
         changed = cursor.fetchone()[0]
-        if changed:  # by the primary key (a join read the whole table: 0.2-1 s on 1M rows)
+        # Many changes (an import, a city's prices deleted): every city is formatted whole,
+        # faster than looking up each changed price.
+        bulk = changed > BULK_CHANGES
+        if changed and not bulk:  # by the primary key (a join read the whole table)
             cursor.execute(
                 f"DELETE FROM {rows_table} WHERE deal_id = ANY(ARRAY(SELECT deal_id FROM {dirty}))"
             )
@@ -578,7 +599,7 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
         whole = False
         for city in cities:
             sql = DealSql(city, formats)
-            if recipes.get(city.id) == sql.recipe:
+            if recipes.get(city.id) == sql.recipe and not bulk:
                 formatted[city.slug] = sql.insert(only_changed=True) if changed else 0
                 continue
             cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = %s", [city.id])

@@ -51,7 +51,11 @@ def export_snapshot() -> Iterator[bool]:
         with transaction.atomic():
             yield False
         return
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        # A session lock outlives this transaction; it waits for another export as long as
+        # an export's statements may take, not the API's few seconds.
+        timeout_ms = int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
+        cursor.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
         cursor.execute("SELECT pg_advisory_lock(%s)", [EXPORT_LOCK])
     try:
         with transaction.atomic():

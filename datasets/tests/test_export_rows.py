@@ -14,7 +14,7 @@ from beers.services import deal_create
 from datasets import pgcopy
 from datasets.models import DealRow, DealRowCity, DirtyDeal
 from datasets.services import datasets_export
-from datasets.snapshot import export_snapshot
+from datasets.snapshot import EXPORT_LOCK, export_snapshot
 
 from .helpers import tree
 
@@ -225,3 +225,51 @@ def test_the_price_index_is_computed_beside_the_files(world, tmp_path):
     assert cached["sao-paulo/price-index.json"] == afresh["sao-paulo/price-index.json"]
     assert cached["manaus/price-index.csv"] == afresh["manaus/price-index.csv"]
     assert b'"month"' in cached["sao-paulo/price-index.json"]
+
+
+def test_a_second_export_waits_for_the_first(world, tmp_path, settings):
+    """One export at a time keeps the rows: a second one waits on the lock longer than its
+    session's statement timeout (the API's), then exports."""
+    settings.DATASETS_STATEMENT_TIMEOUT_MS = 600_000
+    started, done = threading.Event(), []
+
+    def second():
+        try:
+            with connection.cursor() as cursor:  # the session's own timeout: short
+                cursor.execute("SET statement_timeout = 500")
+            started.set()
+            done.append(datasets_export(directory=tmp_path / "second", progress=False))
+        finally:
+            connection.close()
+
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 0")
+        cursor.execute("SELECT pg_advisory_lock(%s)", [EXPORT_LOCK])
+    try:
+        thread = threading.Thread(target=second)
+        thread.start()
+        started.wait(5)
+        thread.join(timeout=1.5)
+        assert thread.is_alive() and not done  # waiting on the lock
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [EXPORT_LOCK])
+    thread.join(timeout=60)
+    assert done and done[0].counts["sao-paulo"]["deals"] == 8
+
+
+def test_many_changes_format_every_city_whole(world, tmp_path, formatted, monkeypatch):
+    first = assert_rows_agree(tmp_path, "first")
+    monkeypatch.setattr(pgcopy, "BULK_CHANGES", 2)
+    settled = []
+    settle = pgcopy.settle_rows
+    monkeypatch.setattr(pgcopy, "settle_rows", lambda: settled.append(settle()))
+    Deal.objects.filter(pk__in=[world.deals.regular.pk, world.deals.half.pk]).update(
+        confirmations=7
+    )
+    Deal.objects.filter(pk=world.deals.manaus.pk).update(confirmations=7)
+    after = assert_rows_agree(tmp_path, "after")
+    assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
+    assert after != first and b'"confirmations":7' in after["manaus/deals.json"]
+    assert not DirtyDeal.objects.exists()
+    assert settled  # the tables were vacuumed after so many rows were written (9 > 2)
