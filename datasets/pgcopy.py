@@ -478,9 +478,12 @@ class DealSql:
         )
         self.line = f"{line} || {_CRLF}"
         self.item = f"{item} || {_ITEM_END}"
-        # The formatting SQL (the zone in it), the labels' code and the formats they name:
+        # The SQL (the zone written in it), the labels' code and the formats they name:
         # export rows made by other ones are stale (see datasets.models).
         self.recipe = _digest(
+            # the columns' own query too: which prices, and what each column reads
+            self.inner,
+            repr(self.inner_params),
             self.joins,
             self.line,
             self.item,

@@ -273,3 +273,14 @@ def test_many_changes_format_every_city_whole(world, tmp_path, formatted, monkey
     assert after != first and b'"confirmations":7' in after["manaus/deals.json"]
     assert not DirtyDeal.objects.exists()
     assert settled  # the tables were vacuumed after so many rows were written (9 > 2)
+
+
+def test_new_label_code_formats_every_city_whole(world, tmp_path, formatted, monkeypatch):
+    """A deploy that labels servings or schedules otherwise (beers.labels, the catalogues)
+    changes every city's recipe."""
+    assert_rows_agree(tmp_path, "first")
+    assert_rows_agree(tmp_path, "same")
+    assert formatted[-1] == {"manaus": 0, "sao-paulo": 0}
+    monkeypatch.setattr(pgcopy, "_label_sources", lambda: "another release")
+    assert_rows_agree(tmp_path, "deployed")
+    assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
