@@ -4,16 +4,17 @@ A price's texts change rarely while the files are rewritten every few minutes, a
 them was most of an export's work (on 1M prices, 2 cores: 8.5 s of the export's 13 s). So the
 export keeps each published price's formatted texts (DealRow) and formats again only what
 changed:
-- Triggers (migration 0001, PostgreSQL) write the id of every price whose texts may have
-  changed to DirtyDeal, in the writer's own transaction: a price inserted, updated or
-  deleted, and the prices of an updated bar, bairro, beer or brand. They see every write,
-  the ORM's bulk updates and raw SQL included.
+- Triggers (migration 0001, PostgreSQL) write to RowChange, in the writer's own transaction,
+  each price inserted, updated or deleted and each bar, bairro, beer or brand updated. They
+  see every write, the ORM's bulk updates and raw SQL included; a TRUNCATE of any of those
+  tables drops every city's recipe instead.
 - What the database cannot see is in a city's recipe (DealRowCity): a digest of the
   formatting SQL, the city's time zone, the formats and the Python code and catalogues that
   label servings and schedules. A city whose recipe differs is formatted whole.
-- The export's snapshot drops the rows of the changed prices, formats those still published,
-  and forgets the changes it saw (`datasets.pgcopy.refresh_rows`); the files are then read
-  from DealRow alone.
+- The export's snapshot finds the prices those changes concern (a changed bar's prices as
+  they are in that snapshot), drops their rows, formats those still published, and forgets
+  the changes it saw (`datasets.pgcopy.refresh_rows`); the files are then read from DealRow
+  alone.
 The cache tables are UNLOGGED: a crash empties both, and the next export formats every row.
 """
 
@@ -47,11 +48,14 @@ class DealRowCity(models.Model):
         return f"export rows of city {self.city_id}"
 
 
-class DirtyDeal(models.Model):
-    """A price whose texts may have changed since the export rows were made (written by the
-    triggers; one row per change, no key on the price: a writer never waits on the export)."""
+class RowChange(models.Model):
+    """A row whose change may change prices' texts: a price, or a bar, bairro, beer or brand
+    (whose prices the export finds in its own snapshot, so a price that points at it later,
+    in a transaction that commits first, is found too). Written by the triggers; one row per
+    changed row, no key: a writer never waits on the export."""
 
-    deal_id = models.BigIntegerField()
+    kind = models.CharField(max_length=16)  # deal, venue, neighbourhood, beer, brand
+    row_id = models.BigIntegerField()
 
     def __str__(self) -> str:
-        return f"changed price {self.deal_id}"
+        return f"changed {self.kind} {self.row_id}"

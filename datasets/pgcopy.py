@@ -34,7 +34,7 @@ from beers.models import RANKED_STATUSES, Beer, Brand, City, Deal, DealKind, For
 from beers.selectors.published import price_brand, published_deals
 
 from . import rows
-from .models import DealRow, DealRowCity, DirtyDeal
+from .models import DealRow, DealRowCity, RowChange
 
 _CHUNK = 2000
 _BUFFER = 1 << 20
@@ -292,9 +292,10 @@ def _digest(*texts: str) -> str:
 
 @functools.cache
 def _label_sources() -> str:
-    """A digest of what Python labels the deals with (beers.labels, datasets.rows and the
-    translation catalogues): rows written before they changed are written afresh."""
-    paths = [Path(labels.__file__), Path(rows.__file__)]
+    """A digest of what Python labels the deals with (beers.labels, datasets.rows, this module,
+    which builds the labels' arrays, and the translation catalogues): rows written before
+    they changed are written afresh."""
+    paths = [Path(labels.__file__), Path(rows.__file__), Path(__file__)]
     for folder in settings.LOCALE_PATHS:
         paths += sorted(Path(folder).glob("*/LC_MESSAGES/*.mo"))
     return _digest(*(path.read_bytes().hex() for path in paths))
@@ -509,9 +510,10 @@ class DealSql:
         )
 
     def insert(self, only_changed: bool) -> int:
-        """Format and store the rows of the city's published prices: those DirtyDeal names,
-        or (not `only_changed`) every one, in id order (the read follows the table's order).
-        Returns how many. A row of another city (the price moved) is replaced."""
+        """Format and store the rows of the city's published prices: those in CHANGED (see
+        refresh_rows), or (not `only_changed`) every one, in id order (the read follows the
+        table's order). Returns how many. A row of another city (the price moved) is
+        replaced."""
         table = DealRow._meta.db_table
         deals = published_deals(city=self.city)
         inner, inner_params, order = self.inner, self.inner_params, "ORDER BY d.x_id"
@@ -520,8 +522,7 @@ class DealSql:
             # read and joined all 1M prices first: 3 s for 10k changed ones).
             deals = deals.filter(
                 RawSQL(
-                    f"{Deal._meta.db_table}.id = ANY(ARRAY("
-                    f"SELECT deal_id FROM {DirtyDeal._meta.db_table}))",
+                    f"{Deal._meta.db_table}.id = ANY(ARRAY(SELECT deal_id FROM {CHANGED}))",
                     [],
                     output_field=BooleanField(),
                 )
@@ -540,6 +541,34 @@ class DealSql:
             return cursor.rowcount
 
 
+# The prices the noted changes concern, found by refresh_rows in the export's snapshot.
+CHANGED = "pg_temp.breja_changed_prices"
+
+
+def _changed_prices(changes: str) -> str:
+    """SQL of the ids of the prices the noted changes concern: changed prices, and the prices
+    of changed bars, of bars in changed bairros, of changed beers and brands (a price's own
+    brand or its beer's), as they are in this snapshot. Each set of ids drives an index scan
+    (an array; an IN over the changes may read every price)."""
+    deal, venue, beer = Deal._meta.db_table, Venue._meta.db_table, Beer._meta.db_table
+
+    def ids(kind: str) -> str:
+        return f"ARRAY(SELECT row_id FROM {changes} WHERE kind = '{kind}')"
+
+    return " UNION ".join(
+        [
+            f"SELECT row_id AS deal_id FROM {changes} WHERE kind = 'deal'",
+            f"SELECT id FROM {deal} WHERE venue_id = ANY({ids('venue')})",
+            f"SELECT id FROM {deal} WHERE venue_id = ANY(ARRAY("
+            f"SELECT id FROM {venue} WHERE neighbourhood_id = ANY({ids('neighbourhood')})))",
+            f"SELECT id FROM {deal} WHERE beer_id = ANY({ids('beer')})",
+            f"SELECT id FROM {deal} WHERE brand_id = ANY({ids('brand')})",
+            f"SELECT id FROM {deal} WHERE beer_id = ANY(ARRAY("
+            f"SELECT id FROM {beer} WHERE brand_id = ANY({ids('brand')})))",
+        ]
+    )
+
+
 # More changes than this since the last export (an import, a city's prices deleted) and
 # every city is formatted whole, rather than each changed price looked up by its id.
 BULK_CHANGES = 50_000
@@ -553,7 +582,7 @@ def settle_rows() -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"SET statement_timeout = {timeout_ms}")
         try:
-            cursor.execute(f"VACUUM (ANALYZE) {DealRow._meta.db_table}, {DirtyDeal._meta.db_table}")
+            cursor.execute(f"VACUUM (ANALYZE) {DealRow._meta.db_table}, {RowChange._meta.db_table}")
         finally:
             cursor.execute("RESET statement_timeout")
 
@@ -562,7 +591,7 @@ def forget_rows() -> None:
     """Drop the export rows and the changes noted for them: an export that does not keep
     them (DATASETS_COPY off) leaves none that could be stale later."""
     with connection.cursor() as cursor:
-        for model in (DirtyDeal, DealRowCity, DealRow):
+        for model in (RowChange, DealRowCity, DealRow):
             cursor.execute(f"DELETE FROM {model._meta.db_table}")
 
 
@@ -571,26 +600,35 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
     how many rows each city had formatted. Runs inside the export's own transaction
     (snapshot.export_snapshot, REPEATABLE READ, one export at a time): it sees the changes
     committed before its snapshot, and forgets only those (a change committed later waits
-    for the next export). A city whose recipe differs, or that was not exported the last
-    time, is formatted whole, and so is every city after more than BULK_CHANGES changes."""
-    rows_table, state, dirty = (
+    for the next export). The prices a changed bar, bairro, beer or brand concerns are those
+    of the snapshot. A city whose recipe differs, or that was not exported the last time, is
+    formatted whole, and so is every city after more than BULK_CHANGES changes."""
+    rows_table, state, changes = (
         DealRow._meta.db_table,
         DealRowCity._meta.db_table,
-        DirtyDeal._meta.db_table,
+        RowChange._meta.db_table,
     )
     ids = [city.id for city in cities]
     formatted: dict[str, int] = {}
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL datestyle = 'ISO'")
-        cursor.execute(f"SELECT count(*) FROM {dirty}")
-        changed = cursor.fetchone()[0]
+        cursor.execute(f"SELECT count(*) FROM {changes}")
+        noted = cursor.fetchone()[0]
         # Many changes (an import, a city's prices deleted): every city is formatted whole,
-        # faster than looking up each changed price.
-        bulk = changed > BULK_CHANGES
-        if changed and not bulk:  # by the primary key (a join read the whole table)
+        # rather than each changed price looked up by its id.
+        bulk = noted > BULK_CHANGES
+        if noted and not bulk:
             cursor.execute(
-                f"DELETE FROM {rows_table} WHERE deal_id = ANY(ARRAY(SELECT deal_id FROM {dirty}))"
+                f"CREATE TEMPORARY TABLE {CHANGED.split('.')[1]} ON COMMIT DROP AS "
+                f"{_changed_prices(changes)}"
             )
+            cursor.execute(f"SELECT count(*) FROM {CHANGED}")
+            bulk = cursor.fetchone()[0] > BULK_CHANGES
+            if not bulk:  # by the primary key (a join read the whole table)
+                cursor.execute(
+                    f"DELETE FROM {rows_table} "
+                    f"WHERE deal_id = ANY(ARRAY(SELECT deal_id FROM {CHANGED}))"
+                )
         # Cities not exported now lose their rows: their changes are not followed meanwhile.
         # (Every row's city has its DealRowCity: both are written together.)
         cursor.execute(f"DELETE FROM {state} WHERE NOT city_id = ANY(%s) RETURNING city_id", [ids])
@@ -603,7 +641,7 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
         for city in cities:
             sql = DealSql(city, formats)
             if recipes.get(city.id) == sql.recipe and not bulk:
-                formatted[city.slug] = sql.insert(only_changed=True) if changed else 0
+                formatted[city.slug] = sql.insert(only_changed=True) if noted else 0
                 continue
             cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = %s", [city.id])
             formatted[city.slug] = sql.insert(only_changed=False)
@@ -613,8 +651,9 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
                 [city.id, sql.recipe],
             )
             whole = True
-        if changed:
-            cursor.execute(f"DELETE FROM {dirty}")  # the changes this snapshot sees
+        if noted:
+            cursor.execute(f"DELETE FROM {changes}")  # the changes this snapshot sees
+            cursor.execute(f"DROP TABLE IF EXISTS {CHANGED}")
         if whole:  # the planner's figures for the reads that follow
             cursor.execute(f"ANALYZE {rows_table}")
     return formatted

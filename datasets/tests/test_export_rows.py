@@ -12,7 +12,7 @@ from django.db import connection, transaction
 from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, Venue
 from beers.services import deal_create
 from datasets import pgcopy
-from datasets.models import DealRow, DealRowCity, DirtyDeal
+from datasets.models import DealRow, DealRowCity, RowChange
 from datasets.services import datasets_export
 from datasets.snapshot import EXPORT_LOCK, export_snapshot
 
@@ -67,7 +67,7 @@ def test_the_first_export_formats_every_row_then_only_what_changed(world, tmp_pa
     assert formatted[-1] == {"manaus": 0, "sao-paulo": 1}
     assert changed != first
     assert b"13.90" in changed["sao-paulo/deals.csv"]
-    assert not DirtyDeal.objects.exists()
+    assert not RowChange.objects.exists()
 
 
 def _rename_bar(world):
@@ -177,7 +177,7 @@ def test_a_city_out_of_the_files_is_formatted_whole_when_it_returns(world, tmp_p
     assert not DealRow.objects.filter(city_id=world.manaus.pk).exists()
     # Its changes are not followed meanwhile: its rows come back whole.
     Deal.objects.filter(pk=world.deals.manaus.pk).update(price_cents=1250)
-    DirtyDeal.objects.all().delete()
+    RowChange.objects.all().delete()
     City.objects.filter(pk=world.manaus.pk).update(active=True)
     assert b"1250" in assert_rows_agree(tmp_path, "back")["manaus/deals.json"]
     assert formatted[-1] == {"manaus": 1, "sao-paulo": 0}
@@ -213,7 +213,7 @@ def test_a_change_committed_after_the_snapshot_waits_for_the_next_export(world, 
         cities = list(City.objects.filter(active=True).order_by("slug"))
         pgcopy.refresh_rows(cities, {f.id: f for f in Format.objects.all()})
         assert b"12.90" in DealRow.objects.get(deal_id=deal.pk).line.encode()
-    assert DirtyDeal.objects.filter(deal_id=deal.pk).exists()
+    assert RowChange.objects.filter(kind="deal", row_id=deal.pk).exists()
     files = assert_rows_agree(tmp_path, "next")
     assert b"14.90" in files["sao-paulo/deals.csv"]
 
@@ -271,7 +271,7 @@ def test_many_changes_format_every_city_whole(world, tmp_path, formatted, monkey
     after = assert_rows_agree(tmp_path, "after")
     assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
     assert after != first and b'"confirmations":7' in after["manaus/deals.json"]
-    assert not DirtyDeal.objects.exists()
+    assert not RowChange.objects.exists()
     assert settled  # the tables were vacuumed after so many rows were written (9 > 2)
 
 
@@ -284,3 +284,46 @@ def test_new_label_code_formats_every_city_whole(world, tmp_path, formatted, mon
     monkeypatch.setattr(pgcopy, "_label_sources", lambda: "another release")
     assert_rows_agree(tmp_path, "deployed")
     assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
+
+
+def test_a_bar_renamed_while_a_price_at_it_is_added_reaches_that_price(world, tmp_path):
+    """The rename commits after an export whose snapshot saw the new price (which was added
+    and committed while the rename was open): the next export writes the new name on it."""
+    assert_rows_agree(tmp_path, "first")
+    renamed, commit = threading.Event(), threading.Event()
+
+    def rename():
+        try:
+            with transaction.atomic():
+                Venue.objects.filter(pk=world.aspas.pk).update(name="Boteco Renomeado")
+                renamed.set()
+                commit.wait(30)
+        finally:
+            connection.close()
+
+    renamer = threading.Thread(target=rename)
+    renamer.start()
+    assert renamed.wait(30)
+    price = deal_create(venue=world.aspas, format=world.lata, beer=None, price_cents=555)
+    during = assert_rows_agree(tmp_path, "during")
+    assert b"Renomeado" not in during["sao-paulo/deals.csv"]
+    commit.set()
+    renamer.join(30)
+    after = assert_rows_agree(tmp_path, "after")
+    line = next(
+        row
+        for row in after["sao-paulo/deals.csv"].split(b"\r\n")
+        if row.startswith(b"%d," % price.pk)
+    )
+    assert b"Boteco Renomeado" in line
+
+
+def test_a_truncate_formats_every_city_whole(world, tmp_path, formatted):
+    """Ids may be reused after a TRUNCATE, and it notes no rows: no row of before stays."""
+    assert_rows_agree(tmp_path, "first")
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE beers_deal RESTART IDENTITY CASCADE")
+    deal_create(venue=world.ze, format=world.garrafa, beer=None, price_cents=1000)
+    files = assert_rows_agree(tmp_path, "after")
+    assert files["sao-paulo/deals.csv"].count(b"\r\n") == 2  # the header and the new price
+    assert formatted[-1] == {"manaus": 0, "sao-paulo": 1}
