@@ -35,6 +35,7 @@ from beers.selectors.published import price_brand, published_deals
 
 from . import rows
 from .models import DealRow, DealRowCity, RowChange
+from .snapshot import statement_timeout_ms
 
 _CHUNK = 2000
 _BUFFER = 1 << 20
@@ -298,7 +299,7 @@ def _label_sources() -> str:
     paths = [Path(labels.__file__), Path(rows.__file__), Path(__file__)]
     for folder in settings.LOCALE_PATHS:
         paths += sorted(Path(folder).glob("*/LC_MESSAGES/*.mo"))
-    return _digest(*(path.read_bytes().hex() for path in paths))
+    return _digest(*(hashlib.sha256(path.read_bytes()).hexdigest() for path in paths))
 
 
 # The labels joined to each price, over arrays (_label_params). Every price finds its labels
@@ -412,7 +413,6 @@ class DealSql:
         self.city = city
         self.formats = formats
         self.inner, self.inner_params = _inner(_deal_columns(city))
-        self.joins = _LABEL_JOINS
         # Strings come joined, their JSON written once per distinct value (a serving, a
         # validity and schedule, a beer, a brand); only `conditions` is escaped row by row.
         # On 1M prices this took 3.0 s of one core instead of 3.9 s with a member-by-member
@@ -485,7 +485,7 @@ class DealSql:
             # the columns' own query too: which prices, and what each column reads
             self.inner,
             repr(self.inner_params),
-            self.joins,
+            _LABEL_JOINS,
             self.line,
             self.item,
             _label_sources(),
@@ -497,16 +497,14 @@ class DealSql:
             ),
         )
 
-    def params(self) -> list:
-        """The query's parameters (one scan of the prices to label them)."""
-        return [*self.inner_params, *_label_params(published_deals(city=self.city), self.formats)]
-
     def formatted(self) -> tuple[str, list]:
-        """SELECT of (id, venue, line, item) of every price, formatted here."""
+        """SELECT of (id, venue, line, item) of every price, formatted here, and its
+        parameters (one scan of the prices to label them)."""
+        labelled = _label_params(published_deals(city=self.city), self.formats)
         return (
             f"SELECT d.x_id AS id, d.x_venue AS venue, {self.line} AS line, "
-            f"{self.item} AS item FROM ({self.inner}) d {self.joins}",
-            self.params(),
+            f"{self.item} AS item FROM ({self.inner}) d {_LABEL_JOINS}",
+            [*self.inner_params, *labelled],
         )
 
     def insert(self, only_changed: bool) -> int:
@@ -533,7 +531,7 @@ class DealSql:
             cursor.execute(
                 f"INSERT INTO {table} (deal_id, city_id, venue_id, line, item) "
                 f"SELECT d.x_id, %s, d.x_venue, {self.line}, {self.item} "
-                f"FROM ({inner}) d {self.joins} {order} "
+                f"FROM ({inner}) d {_LABEL_JOINS} {order} "
                 "ON CONFLICT (deal_id) DO UPDATE SET city_id = EXCLUDED.city_id, "
                 "venue_id = EXCLUDED.venue_id, line = EXCLUDED.line, item = EXCLUDED.item",
                 [self.city.id, *inner_params, *_label_params(deals, self.formats)],
@@ -578,9 +576,8 @@ def settle_rows() -> None:
     """After many rows were written: VACUUM (ANALYZE) the cache tables, outside any
     transaction, as autovacuum would later (hint bits, visibility map, the planner's figures),
     so the next exports read them at full speed."""
-    timeout_ms = int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
     with connection.cursor() as cursor:
-        cursor.execute(f"SET statement_timeout = {timeout_ms}")
+        cursor.execute(f"SET statement_timeout = {statement_timeout_ms()}")
         try:
             cursor.execute(f"VACUUM (ANALYZE) {DealRow._meta.db_table}, {RowChange._meta.db_table}")
         finally:
@@ -595,14 +592,15 @@ def forget_rows() -> None:
             cursor.execute(f"DELETE FROM {model._meta.db_table}")
 
 
-def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, int]:
+def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> dict[str, int]:
     """Bring the export rows (datasets.models) of `cities` to the export's snapshot; returns
     how many rows each city had formatted. Runs inside the export's own transaction
     (snapshot.export_snapshot, REPEATABLE READ, one export at a time): it sees the changes
     committed before its snapshot, and forgets only those (a change committed later waits
     for the next export). The prices a changed bar, bairro, beer or brand concerns are those
     of the snapshot. A city whose recipe differs, or that was not exported the last time, is
-    formatted whole, and so is every city after more than BULK_CHANGES changes."""
+    formatted whole, and so is every city after more than BULK_CHANGES changes. `tick(1)`
+    after each city (a progress bar: formatting a city whole takes seconds)."""
     rows_table, state, changes = (
         DealRow._meta.db_table,
         DealRowCity._meta.db_table,
@@ -642,15 +640,17 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
             sql = DealSql(city, formats)
             if recipes.get(city.id) == sql.recipe and not bulk:
                 formatted[city.slug] = sql.insert(only_changed=True) if noted else 0
-                continue
-            cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = %s", [city.id])
-            formatted[city.slug] = sql.insert(only_changed=False)
-            cursor.execute(
-                f"INSERT INTO {state} (city_id, recipe) VALUES (%s, %s) "
-                "ON CONFLICT (city_id) DO UPDATE SET recipe = EXCLUDED.recipe",
-                [city.id, sql.recipe],
-            )
-            whole = True
+            else:
+                cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = %s", [city.id])
+                formatted[city.slug] = sql.insert(only_changed=False)
+                cursor.execute(
+                    f"INSERT INTO {state} (city_id, recipe) VALUES (%s, %s) "
+                    "ON CONFLICT (city_id) DO UPDATE SET recipe = EXCLUDED.recipe",
+                    [city.id, sql.recipe],
+                )
+                whole = True
+            if tick is not None:
+                tick(1)
         if noted:
             cursor.execute(f"DELETE FROM {changes}")  # the changes this snapshot sees
             cursor.execute(f"DROP TABLE IF EXISTS {CHANGED}")
@@ -659,47 +659,30 @@ def refresh_rows(cities: list[City], formats: dict[int, Format]) -> dict[str, in
     return formatted
 
 
-def _read_rows(city: City, files: _Files, venues: set[int], tick=None) -> None:
-    """The city's export rows into `files`, in id order (columns NOT NULL: no check)."""
-    sql = (
-        f"SELECT venue_id, line, item FROM {DealRow._meta.db_table} "
-        "WHERE city_id = %s ORDER BY deal_id"
-    )
-    write_line, write_item, add_venue = files.csv.write, files.json_text.write, venues.add
-    count = 0
-    with connection.cursor() as cursor:
-        for venue, line, item in stream_rows(cursor, sql, [city.id], size=_CHUNK):
-            add_venue(venue)
-            write_line(line)
-            write_item(item)
-            count += 1
-            if tick is not None and count % PROGRESS_EVERY == 0:
-                tick(PROGRESS_EVERY)
-    files.count += count
-    if tick is not None:
-        tick(count % PROGRESS_EVERY)
-
-
 def write_deals(
     city: City, folder, header_writer_factory, formats, tick=None, *, cached: bool = False
 ) -> tuple[int, set[int]]:
     """`deals.json` and `deals.csv` of a city, written by PostgreSQL. Returns how many prices,
     and the ids of their bars. `cached`: read from the export rows (refresh_rows brought them
     to the export's snapshot); otherwise every row is formatted here."""
+    if cached:
+        select = (
+            "SELECT deal_id AS id, venue_id AS venue, line, item "
+            f"FROM {DealRow._meta.db_table} WHERE city_id = %s"
+        )
+        params = [city.id]
+    else:
+        select, params = DealSql(city, formats).formatted()
     files = _Files(folder, "deals", header_writer_factory, rows.DEALS_CSV_COLUMNS)
     venues: set[int] = set()
+
+    def add(row: tuple[int, str, str]) -> None:
+        venue, line, item = row
+        venues.add(venue)
+        files.add(line, item)
+
     try:
-        if cached:
-            _read_rows(city, files, venues, tick)
-        else:
-            select, params = DealSql(city, formats).formatted()
-
-            def add(row: tuple[int, str, str]) -> None:
-                venue, line, item = row
-                venues.add(venue)
-                files.add(line, item)
-
-            _stream(select, params, ("venue", "line", "item"), "q.id", add, tick)
+        _stream(select, params, ("venue", "line", "item"), "q.id", add, tick)
     except BaseException:
         files.abandon()
         raise

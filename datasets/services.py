@@ -541,7 +541,12 @@ def _write_tree(root: Path, *, now: dt.datetime, bar: bool) -> tuple[str, dict, 
         cities = list(City.objects.filter(active=True).order_by("slug"))
         # The export rows (PostgreSQL, in the export's own snapshot): deals come from there.
         cached = own and pgcopy.enabled()
-        written = pgcopy.refresh_rows(cities, formats) if cached else {}
+        written: dict[str, int] = {}
+        if cached:
+            with tqdm(
+                total=len(cities), disable=not bar, desc="rows", unit="city", file=sys.stderr
+            ) as progress:
+                written = pgcopy.refresh_rows(cities, formats, tick=progress.update)
         if not cached and own and connection.vendor == "postgresql":
             pgcopy.forget_rows()  # not kept (DATASETS_COPY off): the changes pile up no more
         ahead = _Ahead(cities, now, ahead=cached)

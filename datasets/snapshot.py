@@ -18,11 +18,15 @@ from django.conf import settings
 from django.db import connection, transaction
 
 
+def statement_timeout_ms() -> int:
+    """How long one of the export's statements may take (not the API's few seconds)."""
+    return int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
+
+
 def batch_session(cursor) -> None:
     """A batch job, unlike the live reads: a long statement timeout, whole-table plans, no JIT
     compile time (0.6 s per big query here), sorts in memory, parallel scans."""
-    timeout_ms = int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
-    cursor.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
+    cursor.execute(f"SET LOCAL statement_timeout = {statement_timeout_ms()}")
     cursor.execute("SET LOCAL jit = off")
     cursor.execute("SET LOCAL cursor_tuple_fraction = 1")
     cursor.execute(f"SET LOCAL work_mem = '{int(settings.DATASETS_WORK_MEM_MB)}MB'")
@@ -42,8 +46,8 @@ def export_snapshot() -> Iterator[bool]:
     whether the export owns it there, and so may bring the row cache up to date: REPEATABLE
     READ (every query sees one snapshot; it writes only the cache), one export at a time.
     Inside a caller's transaction (tests, mostly) the export uses that transaction as it is
-    and writes nothing: rows that transaction wrote would share one row version with a row
-    it cached, and a stamp could not tell a later write of the same transaction."""
+    and writes nothing: its rows would be the caller's to commit or roll back, and a second
+    connection sharing the snapshot would not see the caller's own writes."""
     if connection.in_atomic_block:
         yield False
         return
@@ -53,9 +57,8 @@ def export_snapshot() -> Iterator[bool]:
         return
     with transaction.atomic(), connection.cursor() as cursor:
         # A session lock outlives this transaction; it waits for another export as long as
-        # an export's statements may take, not the API's few seconds.
-        timeout_ms = int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
-        cursor.execute(f"SET LOCAL statement_timeout = {timeout_ms}")
+        # an export's statements may take.
+        cursor.execute(f"SET LOCAL statement_timeout = {statement_timeout_ms()}")
         cursor.execute("SELECT pg_advisory_lock(%s)", [EXPORT_LOCK])
     try:
         with transaction.atomic():

@@ -30,8 +30,8 @@ def formatted(monkeypatch):
     counts: list[dict] = []
     refresh = pgcopy.refresh_rows
 
-    def spy(cities, formats):
-        counts.append(refresh(cities, formats))
+    def spy(cities, formats, tick=None):
+        counts.append(refresh(cities, formats, tick))
         return counts[-1]
 
     monkeypatch.setattr(pgcopy, "refresh_rows", spy)
@@ -218,19 +218,43 @@ def test_a_change_committed_after_the_snapshot_waits_for_the_next_export(world, 
     assert b"14.90" in files["sao-paulo/deals.csv"]
 
 
-def test_the_price_index_is_computed_beside_the_files(world, tmp_path):
-    """On a second connection sharing the export's snapshot: the same cells as inside one
-    transaction."""
-    cached, afresh = export_both(tmp_path, "index")
-    assert cached["sao-paulo/price-index.json"] == afresh["sao-paulo/price-index.json"]
-    assert cached["manaus/price-index.csv"] == afresh["manaus/price-index.csv"]
-    assert b'"month"' in cached["sao-paulo/price-index.json"]
+def test_the_price_index_is_computed_beside_the_files(world, tmp_path, monkeypatch):
+    """On a second connection sharing the export's snapshot, while the export's own one
+    writes the files: the same cells as inside one transaction."""
+    from datasets import services
+
+    backends: dict[str, set[int]] = {"index": set(), "export": set()}
+    index, rows_of = services.price_index, pgcopy.refresh_rows
+
+    def pid() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            return cursor.fetchone()[0]
+
+    def spy_index(**kwargs):
+        backends["index"].add(pid())
+        return index(**kwargs)
+
+    def spy_rows(cities, formats, tick=None):
+        backends["export"].add(pid())
+        return rows_of(cities, formats, tick)
+
+    monkeypatch.setattr(services, "price_index", spy_index)
+    monkeypatch.setattr(pgcopy, "refresh_rows", spy_rows)
+    datasets_export(directory=tmp_path / "beside", progress=False)
+    assert len(backends["index"]) == 1 and len(backends["export"]) == 1
+    assert backends["index"] != backends["export"]
+    with transaction.atomic():
+        datasets_export(directory=tmp_path / "inside", progress=False)
+    beside, inside = tree(tmp_path / "beside"), tree(tmp_path / "inside")
+    for name in ("sao-paulo/price-index.json", "manaus/price-index.csv"):
+        assert beside[name] == inside[name]
+    assert b'"month":"2026-10"' in beside["sao-paulo/price-index.json"]
 
 
-def test_a_second_export_waits_for_the_first(world, tmp_path, settings):
+def test_a_second_export_waits_for_the_first(world, tmp_path):
     """One export at a time keeps the rows: a second one waits on the lock longer than its
     session's statement timeout (the API's), then exports."""
-    settings.DATASETS_STATEMENT_TIMEOUT_MS = 600_000
     started, done = threading.Event(), []
 
     def second():
@@ -327,3 +351,10 @@ def test_a_truncate_formats_every_city_whole(world, tmp_path, formatted):
     files = assert_rows_agree(tmp_path, "after")
     assert files["sao-paulo/deals.csv"].count(b"\r\n") == 2  # the header and the new price
     assert formatted[-1] == {"manaus": 0, "sao-paulo": 1}
+
+
+def test_the_rows_show_a_progress_bar_only_when_asked(world, tmp_path, capsys):
+    datasets_export(directory=tmp_path / "quiet", progress=False)
+    assert capsys.readouterr().err == ""
+    datasets_export(directory=tmp_path / "bar", progress=True)
+    assert "rows: 100%" in capsys.readouterr().err
