@@ -547,8 +547,8 @@ def _write_tree(root: Path, *, now: dt.datetime, bar: bool) -> tuple[str, dict, 
                 total=len(cities), disable=not bar, desc="rows", unit="city", file=sys.stderr
             ) as progress:
                 written = pgcopy.refresh_rows(cities, formats, tick=progress.update)
-        if not cached and own and connection.vendor == "postgresql":
-            pgcopy.forget_rows()  # not kept (DATASETS_COPY off): the changes pile up no more
+        elif own:  # PostgreSQL with DATASETS_COPY off: no rows kept, no changes piling up
+            pgcopy.forget_rows()
         ahead = _Ahead(cities, now, ahead=cached)
         try:
             counts = _write_cities(root, cities, updated_at, formats, ahead, bar, cached)

@@ -358,3 +358,18 @@ def test_the_rows_show_a_progress_bar_only_when_asked(world, tmp_path, capsys):
     assert capsys.readouterr().err == ""
     datasets_export(directory=tmp_path / "bar", progress=True)
     assert "rows: 100%" in capsys.readouterr().err
+
+
+def test_an_export_that_keeps_no_rows_leaves_none(world, tmp_path, settings, formatted):
+    """DATASETS_COPY off on PostgreSQL: the rows and the noted changes go, so nothing piles
+    up and no row outlives the changes it missed."""
+    assert_rows_agree(tmp_path, "first")
+    settings.DATASETS_COPY = False
+    Deal.objects.filter(pk=world.deals.regular.pk).update(price_cents=1590)
+    datasets_export(directory=tmp_path / "portable", progress=False)
+    assert not (
+        DealRow.objects.exists() or DealRowCity.objects.exists() or RowChange.objects.exists()
+    )
+    settings.DATASETS_COPY = True
+    assert b"15.90" in assert_rows_agree(tmp_path, "back")["sao-paulo/deals.csv"]
+    assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
