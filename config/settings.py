@@ -124,7 +124,17 @@ if _db["ENGINE"] == "django.db.backends.postgresql":
             },
         )
 else:
-    _db.setdefault("OPTIONS", {}).setdefault("timeout", 10)
+    # The embedded database serves `make run`, where writes may come at once: each transaction
+    # takes the write lock when it begins (IMMEDIATE) and waits up to `timeout` seconds for it,
+    # rather than failing with "database is locked" when a read turns into a write (SQLite's
+    # deferred default); the WAL journal lets reads go on during a write.
+    SQLITE_OPTIONS = {
+        "timeout": 10,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL",
+    }
+    for _name, _value in SQLITE_OPTIONS.items():
+        _db.setdefault("OPTIONS", {}).setdefault(_name, _value)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Worker threads of the read path (config/asgi.py): GET/HEAD/OPTIONS run on a fixed pool; as
 # many as the database pool has connections, so no read waits on a connection with a thread.
@@ -280,12 +290,15 @@ DEGRADED_FLAG_PATH = Path(env.str("DEGRADED_FLAG_PATH", default=str(VAR_DIR / "d
 LIVE_CACHE_SECONDS = env.int("LIVE_CACHE_SECONDS", default=600)
 
 # --- E-mail -----------------------------------------------------------------------------------
+# With DEBUG (make run) messages are written as files under var/mail, not printed: the console
+# backend would put recipients' addresses in the server's output, which is a log.
 EMAIL_BACKEND = env.str(
     "EMAIL_BACKEND",
-    default="django.core.mail.backends.console.EmailBackend"
+    default="django.core.mail.backends.filebased.EmailBackend"
     if DEBUG
     else "django.core.mail.backends.smtp.EmailBackend",
 )
+EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default=str(VAR_DIR / "mail"))
 EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
 EMAIL_PORT = env.int("EMAIL_PORT", default=25)
 EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")

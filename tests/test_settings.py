@@ -60,3 +60,59 @@ def test_the_html_500_page_names_its_language_and_title():
     assert b'<html lang="pt-BR">' in portuguese.content and b"Erro interno" in portuguese.content
     api = handler500(RequestFactory().get("/api/v1/search"))
     assert api["Content-Type"] == "application/json"
+
+
+CONCURRENT_WRITES = """
+import threading, time
+from django.db import connection, transaction
+with connection.cursor() as c:
+    c.execute("CREATE TABLE IF NOT EXISTS t (n integer)")
+errors = []
+def write():
+    from django.db import connection
+    try:
+        with transaction.atomic(), connection.cursor() as c:
+            c.execute("SELECT count(*) FROM t")  # a read first, as a write endpoint does
+            time.sleep(0.3)
+            c.execute("INSERT INTO t VALUES (1)")
+    except Exception as exc:
+        errors.append(repr(exc))
+    finally:
+        connection.close()
+threads = [threading.Thread(target=write) for _ in range(4)]
+[t.start() for t in threads]
+[t.join() for t in threads]
+with connection.cursor() as c:
+    c.execute("SELECT count(*) FROM t")
+    print("rows", c.fetchone()[0], "errors", errors)
+"""
+
+
+def test_the_embedded_database_takes_concurrent_writes(tmp_path):
+    """`make run`'s SQLite: writes that begin with a read, at once from four threads, all
+    land (SQLite's deferred transactions failed them with "database is locked": 503s)."""
+    result = _manage(
+        "shell", "-c", CONCURRENT_WRITES, DEBUG="1", DATABASE_URL=f"sqlite:///{tmp_path / 'db'}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "rows 4 errors []"
+
+
+def test_make_run_keeps_recipients_out_of_the_servers_output(tmp_path):
+    """With DEBUG (make run) e-mails go to files, not to the console: the output is a log."""
+    send = (
+        "from django.core.mail import send_mail; "
+        "send_mail('Oi', 'corpo', 'breja@example.org', ['quem@example.org'])"
+    )
+    result = _manage(
+        "shell",
+        "-c",
+        send,
+        DEBUG="1",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db'}",
+        EMAIL_FILE_PATH=str(tmp_path / "mail"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "quem@example.org" not in result.stdout + result.stderr
+    (sent,) = (tmp_path / "mail").iterdir()
+    assert "To: quem@example.org" in sent.read_text()
