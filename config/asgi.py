@@ -1,7 +1,7 @@
 """The one ASGI entry: Django for everything, the MCP server at /mcp.
 
 Django's ASGI handler refuses the lifespan scope, so a small router owns the lifespan (which
-starts the MCP session manager, and the datasets' refresh where no Celery beat runs) and sends
+starts the MCP session manager, and the periodic work where no Celery beat runs: config/beat.py) and sends
 /mcp to the MCP app, everything else to Django.
 
 Reads (GET, HEAD, OPTIONS) reach Django through its WSGI handler on a fixed pool of worker
@@ -26,7 +26,7 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 django_app = get_asgi_application()
 django_reads = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_READ_THREADS)
 
-from datasets.tasks import refresh_forever  # noqa: E402
+from config import beat  # noqa: E402
 from mcp_bridge.server import build_asgi_app  # noqa: E402
 
 mcp_app, mcp_lifespan = build_asgi_app()
@@ -57,10 +57,8 @@ class Router:
                 try:
                     await stack.enter_async_context(mcp_lifespan())
                     if settings.DATASETS_REFRESH_IN_PROCESS:  # make run: no Celery beat
-                        refresh = asyncio.create_task(
-                            refresh_forever(settings.DATASETS_REFRESH_SECONDS)
-                        )
-                        stack.callback(refresh.cancel)
+                        for job in beat.jobs():
+                            stack.callback(asyncio.create_task(beat.run_forever(*job)).cancel)
                 except Exception as exc:  # pragma: no cover - reported to the server
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return

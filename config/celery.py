@@ -18,4 +18,9 @@ app.conf.beat_schedule = {
         "task": "submissions.tasks.contacts_purge",
         "schedule": crontab(hour=6, minute=17),  # UTC; 03:17 in São Paulo
     },
+    # Brazil's zones are whole hours from UTC: each city's day begins on the hour.
+    "submissions-notify-due": {
+        "task": "submissions.tasks.submissions_notify_due",
+        "schedule": crontab(minute=1),
+    },
 }

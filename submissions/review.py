@@ -189,20 +189,58 @@ def _venue_for(submission: PriceSubmission, venue_id: int | None, create_venue: 
     return venue
 
 
+def _live_from(deal: Deal, city: City, today: dt.date) -> dt.date | None:
+    """The first city-local day, from `today` on, that the price is in the rankings: today,
+    the day its validity begins, or None when it will not be (not published, its bar closed or
+    not a bar, its validity over)."""
+    day = max(today, deal.valid_from or today)
+    return day if ranked_deals(city=city, today=day).filter(pk=deal.pk).exists() else None
+
+
 def _notify_submission_later(submission: PriceSubmission, deal: Deal) -> None:
     """Tell the sender their price is live, after commit, if it is: in the rankings today
-    (its check recent enough, its validity begun and not over). Otherwise there is nothing
-    live to tell, and the e-mail is deleted now."""
+    (its check recent enough, its validity begun and not over). A price whose validity begins
+    later keeps the e-mail until that day (submissions_notify_due tells them then). Otherwise
+    there is nothing live to tell, and the e-mail is deleted now."""
     if not submission.email:
         return
     city = City.objects.get(pk=deal.city_id)
-    if not ranked_deals(city=city, today=city.local_now().date()).filter(pk=deal.pk).exists():
+    today = city.local_now().date()
+    day = _live_from(deal, city, today)
+    if day is None:
         PriceSubmission.objects.filter(pk=submission.pk).update(email=None, email_index="")
+        return
+    if day > today:
         return
     from .tasks import submission_notify_live
 
     pk = submission.pk
     transaction.on_commit(lambda: submission_notify_live.delay(pk), robust=True)
+
+
+def submissions_notify_due() -> dict[str, int]:
+    """Hourly (Celery beat): the senders of prices approved before their validity began are
+    told on its first city-local day; the e-mail of a price that will not go live any more
+    (retired, its bar closed, its validity over) is deleted. Returns how many of each."""
+    from .tasks import submission_notify_live
+
+    counts = {"told": 0, "deleted": 0}
+    waiting = PriceSubmission.objects.filter(
+        state__in=[ReviewState.APPROVED, ReviewState.MERGED],
+        email__isnull=False,
+        deal__valid_from__isnull=False,
+    ).select_related("deal__city")
+    for submission in waiting.iterator():
+        deal, city = submission.deal, submission.deal.city
+        today = city.local_now().date()
+        day = _live_from(deal, city, today)
+        if day is None:
+            PriceSubmission.objects.filter(pk=submission.pk).update(email=None, email_index="")
+            counts["deleted"] += 1
+        elif day == today:
+            submission_notify_live.delay(submission.pk)  # sends once, whoever asks twice
+            counts["told"] += 1
+    return counts
 
 
 @transaction.atomic

@@ -341,17 +341,21 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
 def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
     """Delete bar-owner and menu-photo contacts older than 90 days, the e-mails of decided
     submissions and city requests that no notification took away within a day (a relay that
-    refused the address for good, a price deleted meanwhile), and menu photos older than a week
+    refused the address for good, a price deleted meanwhile; a price whose validity begins
+    later keeps its sender's until a day after it began), and menu photos older than a week
     that were never read (their upload is marked expired)."""
     now = now or timezone.now()
     contact_cutoff = now - CONTACT_RETENTION
     decided = models.Q(reviewed_at__lt=now - NOTIFY_GRACE, email__isnull=False) & ~models.Q(
         state=ReviewState.PENDING
     )
+    # A price approved before its validity begins: its sender is told on that day
+    # (review.submissions_notify_due), and the grace covers that message's retries.
+    not_yet_told = models.Q(deal__valid_from__gte=(now - NOTIFY_GRACE).date())
     counts = {
-        "submission_emails": PriceSubmission.objects.filter(decided).update(
-            email=None, email_index=""
-        ),
+        "submission_emails": PriceSubmission.objects.filter(decided)
+        .exclude(not_yet_told)
+        .update(email=None, email_index=""),
         "city_request_emails": CityRequest.objects.filter(decided).update(
             email=None, email_index=""
         ),

@@ -27,6 +27,15 @@ def contacts_purge() -> dict[str, int]:
     return counts
 
 
+@shared_task
+def submissions_notify_due() -> dict[str, int]:
+    """Hourly (config/celery.py beat schedule): prices whose validity began today are told to
+    their senders."""
+    counts = review.submissions_notify_due()
+    logger.info("submissions_notify_due: %s", counts)
+    return counts
+
+
 @shared_task(autoretry_for=(review.NotificationNotSent,), retry_backoff=True, max_retries=8)
 def submission_notify_live(submission_id: int) -> bool:
     """Tell the sender their price is live, then delete their e-mail (sent once)."""

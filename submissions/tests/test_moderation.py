@@ -503,6 +503,56 @@ def test_a_failed_send_keeps_the_email_for_the_retry(world, api, writes_open, mo
     assert PriceSubmission.objects.get(pk=sub.pk).email is None
 
 
+def test_a_price_approved_before_its_validity_begins_is_told_on_its_first_day(
+    mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks, monkeypatch
+):
+    """São Paulo (UTC-3): a price valid from the day after tomorrow is not live when approved;
+    the sender keeps their e-mail (the daily purge too) until the hourly task tells them on
+    that city-local day, once."""
+    from submissions import review, services
+
+    today = world.city.local_now().date()
+    starts = today + dt.timedelta(days=2)
+    sub = submit(api, world, email="quem@example.org", consent=True, valid_from=starts.isoformat())
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(mod, sub, decision="approve")
+    sub.refresh_from_db()
+    assert sub.state == "approved" and sub.email == "quem@example.org"
+    assert mail.outbox == []
+
+    def at_local(day: dt.date, hour: int, minute: int) -> None:
+        moment = dt.datetime(day.year, day.month, day.day, hour, minute, tzinfo=world.city.tz)
+        monkeypatch.setattr(timezone, "now", lambda: moment.astimezone(dt.UTC))
+
+    at_local(starts - dt.timedelta(days=1), 23, 59)  # the evening before, and long after review
+    services.contacts_purge(now=timezone.now() + dt.timedelta(days=1))
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0}
+    assert PriceSubmission.objects.get(pk=sub.pk).email == "quem@example.org"
+
+    at_local(starts, 0, 1)
+    assert review.submissions_notify_due() == {"told": 1, "deleted": 0}
+    assert [m.to for m in mail.outbox] == [["quem@example.org"]]
+    assert "já está no ar" in mail.outbox[0].subject
+    assert PriceSubmission.objects.get(pk=sub.pk).email is None
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0}
+    assert len(mail.outbox) == 1
+
+
+def test_a_waiting_price_retired_before_its_first_day_loses_the_email_untold(
+    mod, world, api, writes_open, celery_eager
+):
+    from submissions import review
+
+    starts = world.city.local_now().date() + dt.timedelta(days=3)
+    sub = submit(api, world, email="quem@example.org", consent=True, valid_from=starts.isoformat())
+    decide(mod, sub, decision="approve")
+    sub.refresh_from_db()
+    Deal.objects.filter(pk=sub.deal_id).update(status=DealStatus.RETIRED)
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 1}
+    assert PriceSubmission.objects.get(pk=sub.pk).email is None
+    assert mail.outbox == []
+
+
 # --- city requests ----------------------------------------------------------------------------
 
 

@@ -1,0 +1,48 @@
+"""Celery beat's periodic work inside the web process, for `make run` (no beat there).
+
+With DATASETS_REFRESH_IN_PROCESS the ASGI lifespan (config/asgi.py) runs each job below in a
+thread of its own, again and again: the datasets' check every DATASETS_REFRESH_SECONDS (as the
+beat entry in settings), the "it's live" e-mails due (hourly) and the purge of personal data
+(daily), as config/celery.py schedules them for the beat. A failed run is logged and the next
+one tries again.
+"""
+
+import asyncio
+import logging
+
+from django.conf import settings
+from django.db import close_old_connections, connections
+from django.utils.module_loading import import_string
+
+logger = logging.getLogger(__name__)
+
+HOUR, DAY = 3600.0, 86400.0
+
+
+def jobs() -> list[tuple[str, float, float]]:
+    """(dotted path of the service, seconds before its first run, seconds between runs)."""
+    every = settings.DATASETS_REFRESH_SECONDS
+    return [
+        ("datasets.services.datasets_export_if_changed", every, every),
+        ("submissions.review.submissions_notify_due", 60.0, HOUR),
+        ("submissions.services.contacts_purge", 60.0, DAY),
+    ]
+
+
+def run_once(path: str) -> None:
+    """One run of a job, from a thread of its own (its database connections closed after)."""
+    close_old_connections()
+    try:
+        import_string(path)()
+    finally:
+        connections.close_all()
+
+
+async def run_forever(path: str, first: float, every: float) -> None:
+    await asyncio.sleep(first)
+    while True:
+        try:
+            await asyncio.to_thread(run_once, path)
+        except Exception:
+            logger.exception("in-process beat: %s failed", path)
+        await asyncio.sleep(every)
