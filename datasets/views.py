@@ -9,7 +9,7 @@ generation's objects directly too, since they carry their own Content-Type and C
 import time
 from email.utils import formatdate
 
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpResponse, StreamingHttpResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from beers.api.errors import json_error
@@ -82,8 +82,10 @@ def _dataset_file(request, name: str, city: str | None, retry: bool = True):
         )
     created_at = pointer.get("created_at", 0)
     if _etag_matches(request.headers.get("If-None-Match", ""), info["etag"]):
-        not_modified = HttpResponse(status=304)
-        del not_modified["Content-Type"]  # a 304 describes the stored file, not an HTML body
+        # Streaming, so no Content-Length is added (CommonMiddleware would write 0, which a
+        # 304 must not say: RFC 9110 8.6); no Content-Type either: it describes the stored file.
+        not_modified = StreamingHttpResponse((), status=304)
+        del not_modified["Content-Type"]
         return _headers(not_modified, info, created_at)
     if request.method == "HEAD":
         response = HttpResponse(content_type=info["content_type"])
