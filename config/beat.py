@@ -2,8 +2,8 @@
 
 With DATASETS_REFRESH_IN_PROCESS the ASGI lifespan (config/asgi.py) runs each job below in a
 thread of its own, again and again: the datasets' check every DATASETS_REFRESH_SECONDS (as the
-beat entry in settings), the "it's live" e-mails due (hourly) and the purge of personal data
-(daily), as config/celery.py schedules them for the beat. A failed run is logged and the next
+beat entry in settings), the "it's live" e-mails and the opt-out confirmations due (hourly)
+and the purge of personal data (daily), as config/celery.py schedules them for the beat. A failed run is logged and the next
 one tries again.
 """
 
@@ -25,6 +25,7 @@ def jobs() -> list[tuple[str, float, float]]:
     return [
         ("datasets.services.datasets_export_if_changed", every, every),
         ("submissions.review.submissions_notify_due", 60.0, HOUR),
+        ("outreach.services.optout_confirmations_due", 60.0, HOUR),
         ("submissions.services.contacts_purge", 60.0, DAY),
     ]
 

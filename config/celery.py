@@ -23,4 +23,8 @@ app.conf.beat_schedule = {
         "task": "submissions.tasks.submissions_notify_due",
         "schedule": crontab(minute=1),
     },
+    "optout-confirmations-due": {
+        "task": "outreach.tasks.optout_confirmations_due",
+        "schedule": crontab(minute=31),
+    },
 }

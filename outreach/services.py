@@ -1,5 +1,7 @@
 """Writes of the outreach app: leads, and opting out of every contact."""
 
+import datetime as dt
+
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
@@ -48,6 +50,7 @@ def lead_opt_out(*, lead_id: int) -> bool:
             status=LeadStatus.DO_NOT_CONTACT,
             opted_out_at=timezone.now(),
             confirmation_sent_at=None,
+            confirmation_due=True,
             **NO_CHANNEL,
         )
     )
@@ -55,7 +58,7 @@ def lead_opt_out(*, lead_id: int) -> bool:
         from .tasks import optout_confirmation_send
 
         # robust: a broker or mail failure must not change the answer, which is the same for
-        # every token.
+        # every token (optout_confirmations_due sends a confirmation lost that way).
         transaction.on_commit(lambda: optout_confirmation_send.delay(lead_id), robust=True)
     return bool(moved)
 
@@ -65,8 +68,11 @@ def optout_confirmation_send(*, lead_id: int) -> bool:
     conditional UPDATE), so retries and duplicate tasks never send twice; a failed send gives
     the claim back and raises, for the task to retry."""
     claimed = Lead.objects.filter(
-        id=lead_id, status=LeadStatus.DO_NOT_CONTACT, confirmation_sent_at__isnull=True
-    ).update(confirmation_sent_at=timezone.now())
+        id=lead_id,
+        status=LeadStatus.DO_NOT_CONTACT,
+        confirmation_due=True,
+        confirmation_sent_at__isnull=True,
+    ).update(confirmation_sent_at=timezone.now(), confirmation_due=False)
     if not claimed:
         return False
     lead = Lead.objects.get(id=lead_id)
@@ -77,7 +83,32 @@ def optout_confirmation_send(*, lead_id: int) -> bool:
             body = render_to_string("outreach/email/optout_body.txt", context)
         send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [lead.email])
     except Exception as exc:
-        Lead.objects.filter(id=lead_id).update(confirmation_sent_at=None)
+        Lead.objects.filter(id=lead_id).update(confirmation_sent_at=None, confirmation_due=True)
         # Mail errors may quote the recipient; what reaches the logs names only the lead.
         raise ConfirmationNotSent(f"lead {lead_id}: {type(exc).__name__}") from None
     return True
+
+
+# A confirmation whose task was lost (the broker down at the opt-out, every retry failed) is
+# sent by the hourly job once its task had time to run, within a week of the opt-out.
+CONFIRMATION_GRACE = dt.timedelta(minutes=15)
+CONFIRMATION_GIVE_UP = dt.timedelta(days=7)
+
+
+def optout_confirmations_due(*, now: dt.datetime | None = None) -> int:
+    """Hourly (Celery beat): enqueue the confirmations still owed (see CONFIRMATION_GRACE);
+    returns how many. The send claims each one, so one already on its way is not sent twice."""
+    from .tasks import optout_confirmation_send
+
+    now = now or timezone.now()
+    owed = Lead.objects.filter(
+        status=LeadStatus.DO_NOT_CONTACT,
+        confirmation_due=True,
+        confirmation_sent_at__isnull=True,
+        opted_out_at__lt=now - CONFIRMATION_GRACE,
+        opted_out_at__gte=now - CONFIRMATION_GIVE_UP,
+    ).values_list("id", flat=True)
+    ids = list(owed)
+    for lead_id in ids:
+        optout_confirmation_send.delay(lead_id)
+    return len(ids)

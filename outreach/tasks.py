@@ -9,3 +9,9 @@ from . import services
 def optout_confirmation_send(lead_id: int) -> bool:
     """The confirmation e-mail of an opt-out (at most one per opt-out, see the service)."""
     return services.optout_confirmation_send(lead_id=lead_id)
+
+
+@shared_task
+def optout_confirmations_due() -> int:
+    """Hourly (config/celery.py beat schedule): confirmations a lost task did not send."""
+    return services.optout_confirmations_due()

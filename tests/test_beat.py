@@ -15,14 +15,18 @@ SUBMISSIONS_JOBS = {
     "submissions.review.submissions_notify_due": "submissions.tasks.submissions_notify_due",
     "submissions.services.contacts_purge": "submissions.tasks.contacts_purge",
 }
+OUTREACH_JOBS = {
+    "outreach.services.optout_confirmations_due": "outreach.tasks.optout_confirmations_due",
+}
 
 
 def test_the_web_process_runs_what_the_beat_schedules():
     """Each beat entry's work has its job in the web process (the datasets' own test is in
     datasets/tests/test_freshness.py), and each job names a service that exists."""
     paths = {path for path, _, _ in beat.jobs()}
-    assert paths == {"datasets.services.datasets_export_if_changed", *SUBMISSIONS_JOBS}
-    assert {e["task"] for e in app.conf.beat_schedule.values()} >= set(SUBMISSIONS_JOBS.values())
+    jobs = {**SUBMISSIONS_JOBS, **OUTREACH_JOBS}
+    assert paths == {"datasets.services.datasets_export_if_changed", *jobs}
+    assert {e["task"] for e in app.conf.beat_schedule.values()} >= set(jobs.values())
     assert all(callable(import_string(path)) for path in paths)
 
 

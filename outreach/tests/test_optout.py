@@ -1,5 +1,6 @@
 """The opt-out link: tokens, the page, one-click, one confirmation e-mail, rate limit."""
 
+import datetime as dt
 import logging
 import re
 import threading
@@ -7,6 +8,7 @@ import threading
 import pytest
 from django.db import connection, connections
 from django.test import Client
+from django.utils import timezone
 
 from outreach import services
 from outreach.models import Lead, LeadStatus
@@ -241,7 +243,9 @@ def test_a_failed_send_is_retried_without_a_second_email(lead, mailoutbox, monke
         calls.append(args)
         raise OSError(f"550 mailbox unavailable: {EMAIL}")
 
-    Lead.objects.filter(id=lead.id).update(status=LeadStatus.DO_NOT_CONTACT, by_email=False)
+    Lead.objects.filter(id=lead.id).update(
+        status=LeadStatus.DO_NOT_CONTACT, by_email=False, confirmation_due=True
+    )
     monkeypatch.setattr(svc, "send_mail", broken)
     with pytest.raises(svc.ConfirmationNotSent) as info:
         svc.optout_confirmation_send(lead_id=lead.id)
@@ -266,6 +270,38 @@ def test_mail_failure_does_not_change_the_answer(client, lead, monkeypatch, capl
     lead.refresh_from_db()
     assert lead.status == LeadStatus.DO_NOT_CONTACT
     assert EMAIL not in caplog.text
+
+
+def test_a_confirmation_lost_with_its_task_is_sent_by_the_hourly_job(
+    client, lead, mailoutbox, monkeypatch
+):
+    """The broker down at the opt-out: the page is the same, and the job sends the one
+    confirmation once the task had its time, not before, and never twice."""
+    from outreach import tasks
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(tasks.optout_confirmation_send, "delay", broker_down)
+    assert client.post(url(make_token(lead.id))).status_code == 200
+    monkeypatch.undo()
+    assert mailoutbox == []
+    now = timezone.now()
+    assert services.optout_confirmations_due(now=now) == 0  # its task may still be running
+    later = now + services.CONFIRMATION_GRACE + dt.timedelta(seconds=1)
+    assert services.optout_confirmations_due(now=later) == 1
+    assert [m.to for m in mailoutbox] == [[EMAIL]]
+    assert services.optout_confirmations_due(now=later) == 0
+    assert len(mailoutbox) == 1
+
+
+def test_a_lead_moved_in_the_admin_is_owed_no_confirmation(lead, mailoutbox):
+    lead.status = LeadStatus.DO_NOT_CONTACT
+    services.lead_save(lead)
+    later = timezone.now() + dt.timedelta(hours=1)
+    assert services.optout_confirmations_due(now=later) == 0
+    assert services.optout_confirmation_send(lead_id=lead.id) is False
+    assert mailoutbox == []
 
 
 @pytest.mark.django_db(transaction=True)
