@@ -53,6 +53,7 @@ MIDDLEWARE = [
     # Admin and page assets only; datasets change every few minutes and are served by datasets/.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
+    "beers.api.middleware.ApiOuterErrorMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -1,7 +1,7 @@
 """URLs: admin, the API under /api/v1/, the static datasets, the site pages."""
 
 from django.contrib import admin
-from django.http import HttpResponseServerError
+from django.http import HttpResponseBadRequest, HttpResponseServerError
 from django.urls import include, path
 
 from beers.api.errors import is_api_path, json_error
@@ -23,6 +23,17 @@ urlpatterns = [
 
 def _is_api(request) -> bool:
     return is_api_path(request.path)
+
+
+def handler400(request, exception=None):
+    """Refused before any view (a Host not in ALLOWED_HOSTS, say): JSON under /api/."""
+    if _is_api(request):
+        return json_error(400, "Bad request.")
+    return HttpResponseBadRequest(
+        '<!doctype html><html lang="pt-BR"><head><meta charset="utf-8">'
+        "<title>Requisição inválida · Breja</title></head><body><h1>Requisição inválida</h1>"
+        "</body></html>"
+    )
 
 
 def handler404(request, exception=None):

@@ -3,8 +3,9 @@ from django.urls import path
 from . import views
 
 urlpatterns = [
-    # Any segment: a malformed token gets the same page as a valid one (no validity leak).
-    path("optout/<str:token>", views.optout, name="optout"),
+    # Anything after optout/ (slashes too): a malformed token gets the same page as a valid
+    # one (no validity leak; interface: unknown, invalid and used tokens, the same answer).
+    path("optout/<path:token>", views.optout, name="optout"),
 ]
 
 # Under /api/admin/ (config/urls.py): staff endpoints.

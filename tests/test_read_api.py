@@ -669,8 +669,24 @@ def test_the_migration_gives_prices_of_known_beers_their_beers_brand(bar, format
     assert Deal.objects.get(pk=alone.pk).brand_id == own.pk
 
 
-@pytest.mark.parametrize("path", ["/api", "/api/", "/api/v2/search", "/api/v1/nope"])
+@pytest.mark.parametrize(
+    "path", ["/api", "/api/", "/api/v2/search", "/api/v1/nope", "//api/v1/status", "///api/v1/x"]
+)
 def test_unknown_api_paths_are_json_404s(client, db, path):
-    response = client.get(path)
+    response = client.get("/", PATH_INFO=path)  # the path as sent (a URL would read // as a host)
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_host_not_allowed_gets_a_json_400_under_the_api(client, db, settings, debug):
+    """Refused in CommonMiddleware, before the API's own error handling; with DEBUG too
+    (`make run`), where Django would show its traceback page."""
+    settings.DEBUG = debug
+    for method in (client.get, client.post):
+        response = method("/api/v1/status", HTTP_HOST="evil.example")
+        assert response.status_code == 400
+        assert response.json()["error"] == "invalid_request"
+    if not debug:  # a site page: HTML, and with DEBUG Django's own page, as for any page
+        page = client.get("/sao-paulo", HTTP_HOST="evil.example")
+        assert page.status_code == 400 and b"Requisi" in page.content

@@ -83,7 +83,9 @@ def application_error_response(exc: ApplicationError) -> Response:
 
 
 def is_api_path(path: str) -> bool:
-    """Under /api/ (and /api itself): errors there are JSON ErrorResponses."""
+    """Under /api/ (and /api itself), however many slashes lead (`//api/v1/…` is an unknown
+    path under /api/ too): errors there are JSON ErrorResponses."""
+    path = "/" + path.lstrip("/")
     return path == "/api" or path.startswith("/api/")
 
 

@@ -5,6 +5,7 @@ import logging
 
 from django.core.exceptions import SuspiciousOperation
 from django.utils import translation
+from django.utils.deprecation import MiddlewareMixin
 
 from .errors import ERRORS_LANGUAGE, is_api_path, json_error, suspicious_json
 
@@ -25,16 +26,7 @@ class ApiErrorMiddleware:
             return self._api(request)
 
     def _api(self, request):
-        response = self.get_response(request)
-        if response.status_code >= 400 and not response.get("Content-Type", "").startswith(
-            "application/json"
-        ):
-            converted = json_error(response.status_code, _MESSAGES.get(response.status_code, ""))
-            for header in ("Retry-After", "Allow"):
-                if header in response:
-                    converted[header] = response[header]
-            return converted
-        return response
+        return as_error_response(self.get_response(request))
 
     def process_exception(self, request, exception):
         if not is_api_path(request.path):
@@ -55,3 +47,29 @@ _MESSAGES = {
     413: "Request body too large.",
     500: "Internal error.",
 }
+
+
+def as_error_response(response):
+    """An error answer that is not JSON (Django's own pages) as an ErrorResponse, keeping its
+    status and its Retry-After or Allow."""
+    if response.status_code < 400 or response.get("Content-Type", "").startswith(
+        "application/json"
+    ):
+        return response
+    converted = json_error(response.status_code, _MESSAGES.get(response.status_code, ""))
+    for header in ("Retry-After", "Allow"):
+        if header in response:
+            converted[header] = response[header]
+    return converted
+
+
+class ApiOuterErrorMiddleware(MiddlewareMixin):
+    """Errors raised before the views' chain, in the middleware outside ApiErrorMiddleware: a
+    Host not in ALLOWED_HOSTS (CommonMiddleware), which Django answers with an HTML page, with
+    DEBUG its traceback page. Under /api/ they are ErrorResponses too. Sits inside the CORS
+    middleware, which then adds its headers to the answer given here."""
+
+    def process_response(self, request, response):
+        if is_api_path(request.path):
+            return as_error_response(response)
+        return response

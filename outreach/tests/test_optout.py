@@ -365,8 +365,19 @@ def test_other_methods_are_405_json(client, lead, method):
     assert lead.status == LeadStatus.NEW
 
 
-def test_a_path_below_the_token_is_a_json_404(client):
-    response = client.get("/api/v1/optout/1.x/more")
+@pytest.mark.parametrize("path", ["1.x/more", "1.x/", "a%2Fb", "1.x//"])
+def test_a_token_with_slashes_gets_the_same_page(client, lead, path, mailoutbox):
+    pages = {method: method(url("not-a-token")).content for method in (client.get, client.post)}
+    for method, page in pages.items():
+        response = method(f"/api/v1/optout/{path}")
+        assert response.status_code == 200
+        assert response.content == page
+    assert mailoutbox == []
+    assert Lead.objects.get(pk=lead.pk).status == LeadStatus.NEW
+
+
+def test_the_opt_out_prefix_alone_is_a_json_404(client):
+    response = client.get("/api/v1/optout/")
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
 
