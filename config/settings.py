@@ -259,6 +259,7 @@ SPECTACULAR_SETTINGS = {
         "outreach.openapi.add_optout_paths",
         "beers.api.schema.bound_deal_lists",
         "beers.api.schema.request_body_names",
+        "beers.api.schema.retry_after_headers",
     ],
     # The same choice sets appear in answers and in write bodies: one name each.
     "ENUM_NAME_OVERRIDES": {

@@ -59,6 +59,26 @@ def test_openapi_has_the_static_files_and_the_optout_page(client, db):
     assert "text/html" in optout["post"]["responses"]["200"]["content"]
 
 
+def test_every_429_and_503_says_retry_after(client, db):
+    """interface.md: the live endpoints' 503 comes with Retry-After; so does every 429."""
+    document = json.loads(client.get("/api/v1/openapi.json").content)
+    seen = []
+    for name, path in document["paths"].items():
+        for method, operation in path.items():
+            for status in ("429", "503"):
+                response = operation.get("responses", {}).get(status)
+                if response is not None:
+                    seen.append((method, name, status))
+                    assert "Retry-After" in response.get("headers", {}), (method, name, status)
+    for expected in (
+        ("get", "/api/v1/search", "503"),
+        ("get", "/api/v1/cheapest", "429"),
+        ("post", "/api/v1/submissions", "429"),
+        ("post", "/api/v1/deals/{id}/confirm", "503"),
+    ):
+        assert expected in seen
+
+
 def test_docs_page_renders(client, db):
     response = client.get("/api/v1/docs")
     assert response.status_code == 200

@@ -252,6 +252,26 @@ def bound_deal_lists(result, generator, request, public):
     return result
 
 
+RETRY_AFTER = {
+    "description": "seconds to wait before asking again",
+    "schema": {"type": "integer", "minimum": 0},
+}
+
+
+def retry_after_headers(result, generator, request, public):
+    """drf-spectacular hook: every 429 says when to come back, and so does a 503 (a live
+    read's degraded answer, a closed write): the `Retry-After` header, on every operation."""
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            if not isinstance(operation, dict):
+                continue
+            for status in ("429", "503"):
+                response = operation.get("responses", {}).get(status)
+                if response is not None:
+                    response.setdefault("headers", {}).setdefault("Retry-After", RETRY_AFTER)
+    return result
+
+
 REF = "#/components/schemas/"
 
 
