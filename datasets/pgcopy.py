@@ -497,10 +497,11 @@ class DealSql:
             ),
         )
 
-    def formatted(self) -> tuple[str, list]:
+    def formatted(self, deals: QuerySet | None = None) -> tuple[str, list]:
         """SELECT of (id, venue, line, item) of every price, formatted here, and its
-        parameters (one scan of the prices to label them)."""
-        labelled = _label_params(published_deals(city=self.city), self.formats)
+        parameters (one scan of the prices, `deals`, to label them)."""
+        deals = published_deals(city=self.city) if deals is None else deals
+        labelled = _label_params(deals, self.formats)
         return (
             f"SELECT d.x_id AS id, d.x_venue AS venue, {self.line} AS line, "
             f"{self.item} AS item FROM ({self.inner}) d {_LABEL_JOINS}",
@@ -509,34 +510,60 @@ class DealSql:
 
     def insert(self, only_changed: bool) -> int:
         """Format and store the rows of the city's published prices: those in CHANGED (see
-        refresh_rows), or (not `only_changed`) every one, in id order (the read follows the
-        table's order). Returns how many. A row of another city (the price moved) is
-        replaced."""
+        refresh_rows), or (not `only_changed`) every one. Returns how many. A row of another
+        city (the price moved) is replaced."""
         table = DealRow._meta.db_table
         deals = published_deals(city=self.city)
-        inner, inner_params, order = self.inner, self.inner_params, "ORDER BY d.x_id"
-        if only_changed:
-            # The changed ids first, as an array: an index scan of those prices (a semi-join
-            # read and joined all 1M prices first: 3 s for 10k changed ones).
-            deals = deals.filter(
-                RawSQL(
-                    f"{Deal._meta.db_table}.id = ANY(ARRAY(SELECT deal_id FROM {CHANGED}))",
-                    [],
-                    output_field=BooleanField(),
-                )
+        if not only_changed:
+            return self._insert_whole(table, deals)
+        # The changed ids first, as an array: an index scan of those prices (a semi-join read
+        # and joined all 1M prices first: 3 s for 10k changed ones).
+        deals = deals.filter(
+            RawSQL(
+                f"{Deal._meta.db_table}.id = ANY(ARRAY(SELECT deal_id FROM {CHANGED}))",
+                [],
+                output_field=BooleanField(),
             )
-            inner, inner_params = _inner(_deal_columns(self.city, deals))
-            order = ""
+        )
+        inner, inner_params = _inner(_deal_columns(self.city, deals))
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {table} (deal_id, city_id, venue_id, line, item) "
                 f"SELECT d.x_id, %s, d.x_venue, {self.line}, {self.item} "
-                f"FROM ({inner}) d {_LABEL_JOINS} {order} "
+                f"FROM ({inner}) d {_LABEL_JOINS} "
                 "ON CONFLICT (deal_id) DO UPDATE SET city_id = EXCLUDED.city_id, "
                 "venue_id = EXCLUDED.venue_id, line = EXCLUDED.line, item = EXCLUDED.item",
                 [self.city.id, *inner_params, *_label_params(deals, self.formats)],
             )
             return cursor.rowcount
+
+    def _insert_whole(self, table: str, deals: QuerySet) -> int:
+        """Every price of the city (its old rows already deleted). PostgreSQL formats a
+        CREATE TABLE AS with parallel workers, never an INSERT … SELECT: the rows are
+        formatted into a temporary table first, then inserted as they are. Measured on 1M
+        prices, 2 cores: 5.2 s to format, 0.3 s to drop rows of prices that moved here from
+        another city, 4.9 s to insert, against 18.9 s for one sorted INSERT … ON CONFLICT.
+        The workers hand out the prices' blocks in order, so the rows land near id order,
+        the order they are read in."""
+        select, params = self.formatted(deals)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"CREATE TEMPORARY TABLE {FORMATTED.split('.')[1]} ON COMMIT DROP AS {select}",
+                params,
+            )
+            cursor.execute(f"DELETE FROM {table} r USING {FORMATTED} f WHERE r.deal_id = f.id")
+            cursor.execute(
+                f"INSERT INTO {table} (deal_id, city_id, venue_id, line, item) "
+                f"SELECT id, %s, venue, line, item FROM {FORMATTED}",
+                [self.city.id],
+            )
+            count = cursor.rowcount
+            cursor.execute(f"DROP TABLE {FORMATTED}")
+        return count
+
+
+# A city's rows formatted whole, before they are stored (DealSql._insert_whole).
+FORMATTED = "pg_temp.breja_formatted_prices"
 
 
 # The prices the noted changes concern, found by refresh_rows in the export's snapshot.

@@ -170,6 +170,19 @@ def test_an_edit_of_anything_a_price_shows_reaches_the_files(world, tmp_path, ed
     assert DealRow.objects.count() == prices
 
 
+def test_a_price_moved_among_many_changes_keeps_one_row(world, tmp_path, formatted, monkeypatch):
+    """Many changes: every city is formatted whole, Manaus before São Paulo, as a São Paulo
+    price moves to Manaus: its old row, still under São Paulo, gives way to the new one."""
+    assert_rows_agree(tmp_path, "first")
+    monkeypatch.setattr(pgcopy, "BULK_CHANGES", 0)
+    _move_price_to_another_city(world)
+    after = assert_rows_agree(tmp_path, "after")
+    assert formatted[-1] == {"manaus": 2, "sao-paulo": 7}
+    assert DealRow.objects.get(deal_id=world.deals.regular.pk).city_id == world.manaus.pk
+    assert DealRow.objects.count() == 9
+    assert f"\r\n{world.deals.regular.pk},".encode() in after["manaus/deals.csv"]
+
+
 def test_a_city_out_of_the_files_is_formatted_whole_when_it_returns(world, tmp_path, formatted):
     assert_rows_agree(tmp_path, "first")
     City.objects.filter(pk=world.manaus.pk).update(active=False)
