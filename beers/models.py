@@ -271,6 +271,10 @@ class DealStatus(models.TextChoices):
 
 
 RANKED_STATUSES = (DealStatus.PUBLISHED, DealStatus.DISPUTED)
+# The standing machine (interface.md): this many open disputes make a price disputed, and
+# this many take it out of the rankings (suspended) until a moderator decides.
+DISPUTED_AT = 2
+SUSPENDED_AT = 3
 
 
 # The ranking's order (ranking.PRICE_ORDER) and the prices it ranks by price per litre, as the

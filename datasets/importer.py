@@ -35,6 +35,7 @@ from beers.models import (
     FORMAT_CODE_RE,
     INSTAGRAM_RE,
     SLUG_RE,
+    SUSPENDED_AT,
     UF_CODES,
     VENUE_ATTRIBUTES,
     Beer,
@@ -43,6 +44,7 @@ from beers.models import (
     City,
     Deal,
     DealKind,
+    DealStatus,
     Format,
     FormatType,
     Neighbourhood,
@@ -754,6 +756,10 @@ def _deals_from(
         # price_per_litre_cents is derived (price, units, the format's volume): the database
         # computes its own, so a tree rounding it another way is not refused for it.
         format_id, volume_ml = formats[item["format_code"]]
+        if item["open_disputes"] >= SUSPENDED_AT:
+            # interface.md: 3 open disputes take a price out of the rankings, whatever the
+            # tree calls it (an export never writes such a price: it is suspended)
+            item["status"] = DealStatus.SUSPENDED
         objs.append(
             Deal(
                 id=item_id,

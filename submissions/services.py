@@ -20,7 +20,9 @@ from beers.answers import answers_changed
 from beers.crypto import blind_index
 from beers.errors import Issue, not_found, unprocessable
 from beers.models import (
+    DISPUTED_AT,
     RANKED_STATUSES,
+    SUSPENDED_AT,
     CheckSource,
     City,
     Deal,
@@ -57,8 +59,6 @@ BIGINT_MAX = 2**63 - 1
 NOTIFY_GRACE = dt.timedelta(days=1)  # the "it's live" e-mail retries for a few minutes
 CONTACT_RETENTION = dt.timedelta(days=90)
 PHOTO_RETENTION = dt.timedelta(days=7)
-DISPUTED_AT = 2
-SUSPENDED_AT = 3
 
 
 def json_canonical(value):

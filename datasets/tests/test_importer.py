@@ -319,6 +319,26 @@ def test_a_csv_that_lacks_a_named_column_or_a_cell_is_refused(exported, change, 
     assert _snapshot() == before
 
 
+def test_a_price_with_three_open_disputes_is_loaded_out_of_the_rankings(exported, tmp_path):
+    """interface.md: 3 open disputes take a price out of the rankings, whatever the tree
+    calls it."""
+    items = read_json(exported / "sao-paulo" / "deals.json")["items"]
+    out, kept = items[0]["id"], items[1]["id"]
+
+    def dispute(d):
+        d["items"][0].update(status="disputed", open_disputes=3)
+        d["items"][1].update(status="disputed", open_disputes=2)
+
+    _break(exported, "sao-paulo/deals.json", dispute)
+    wipe_database()
+    datasets_import(exported, progress=False)
+    assert Deal.objects.get(pk=out).status == "suspended"
+    assert Deal.objects.get(pk=kept).status == "disputed"
+    datasets_export(directory=tmp_path / "again", progress=False)
+    ids = {d["id"] for d in read_json(tmp_path / "again" / "sao-paulo" / "deals.json")["items"]}
+    assert kept in ids and out not in ids
+
+
 def test_a_bar_edited_in_venues_all_only_names_the_field_and_both_files(exported):
     listed = read_json(exported / "sao-paulo" / "venues.json")["items"][0]["id"]
     before = _snapshot()
