@@ -144,6 +144,50 @@ def _calls_a_tool(body: bytes) -> bool:
     return any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages)
 
 
+_NO_CALL = object()
+
+
+def _call_with_bad_arguments(body: bytes):
+    """The id of a single tools/call whose `arguments` is neither an object nor null, else
+    _NO_CALL. The SDK would refuse it as a protocol error (-32602) before any tool ran;
+    decisions.md wants bad arguments to be a tool error with a readable message."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return _NO_CALL
+    if not isinstance(data, dict) or data.get("method") != "tools/call" or "id" not in data:
+        return _NO_CALL
+    params = data.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return _NO_CALL
+    arguments = params.get("arguments")
+    if arguments is None or isinstance(arguments, dict):
+        return _NO_CALL
+    return data["id"]
+
+
+async def _json(send, status: int, body: bytes, headers: list | None = None) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _bad_arguments(send, request_id) -> None:
+    """The tool error a call with non-object `arguments` gets (as every tool's bad argument)."""
+    text = "arguments: Must be an object of the tool's parameters (or left out)."
+    result = {"content": [{"type": "text", "text": text}], "isError": True}
+    await _json(send, 200, orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
+
+
 async def _too_many_requests(send, retry_after: int) -> None:
     """HTTP 429 with Retry-After, its body a JSON-RPC error (no request id is known yet)."""
     body = orjson.dumps(
@@ -157,18 +201,7 @@ async def _too_many_requests(send, retry_after: int) -> None:
             },
         }
     )
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"retry-after", str(retry_after).encode()),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await _json(send, 429, body, [(b"retry-after", str(retry_after).encode())])
 
 
 async def _only_post(send) -> None:
@@ -182,18 +215,7 @@ async def _only_post(send) -> None:
             "error": {"code": -32000, "message": "Method not allowed: send JSON-RPC with POST."},
         }
     )
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 405,
-            "headers": [
-                (b"allow", b"POST"),
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await _json(send, 405, body, [(b"allow", b"POST")])
 
 
 def _replay(messages: list[dict], receive):
@@ -230,9 +252,9 @@ class McpMount:
             if scope["method"] in ("GET", "HEAD", "DELETE"):
                 await _only_post(send)
                 return
+            body, messages = await _read_body(receive)
             rate = parse_rate(settings.READ_RATE_LIMIT)
             if rate is not None:
-                body, messages = await _read_body(receive)
                 if _calls_a_tool(body):
                     counted = await anyio.to_thread.run_sync(_count, scope, rate)
                 else:
@@ -244,7 +266,11 @@ class McpMount:
                 if not allowed:
                     await _too_many_requests(send, retry_after)
                     return
-                receive = _replay(messages, receive)
+            request_id = _call_with_bad_arguments(body)
+            if request_id is not _NO_CALL:
+                await _bad_arguments(send, request_id)
+                return
+            receive = _replay(messages, receive)
         await self.app(scope, receive, send)
 
     @contextlib.asynccontextmanager

@@ -343,6 +343,24 @@ def test_malformed_json_rpc_gets_json_rpc_errors(live, api):
     assert unknown.json()["error"]["code"] == -32601 and unknown.json()["id"] == 7
 
 
+@pytest.mark.parametrize("arguments", [[], "sao-paulo", 3, True])
+def test_arguments_that_are_not_an_object_get_a_tool_error(live, api, arguments):
+    """decisions.md: bad arguments give a tool error with a readable message, never a
+    protocol error (the SDK answered -32602 "Invalid request parameters")."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 11,
+        "method": "tools/call",
+        "params": {"name": "search_deals", "arguments": arguments},
+    }
+    answer = api.post("/mcp", json=body, headers=HEADERS)
+    assert answer.status_code == 200
+    assert answer.json()["id"] == 11
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    assert result["content"][0]["text"].startswith("arguments: Must be an object")
+
+
 def test_get_and_delete_are_405_not_a_stream_that_never_ends(live, api):
     """Stateless JSON answers: nothing could come over a GET stream, and no session ends."""
     for method in ("GET", "DELETE"):
