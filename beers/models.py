@@ -15,6 +15,8 @@ from django.utils.translation import gettext_lazy as _
 
 SLUG_RE = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 FORMAT_CODE_RE = r"^[a-z][a-z_]*_[0-9]+$"
+# A format type: lowercase words joined by `_`, no digits (a code is `{type}_{volume_ml}`).
+FORMAT_TYPE_RE = r"^[a-z]+(_[a-z]+)*$"
 INSTAGRAM_RE = r"^[a-z0-9._]{1,30}$"
 UF_CODES = (
     "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO".split()
@@ -209,6 +211,9 @@ class Beer(models.Model):
 
 
 class FormatType(models.TextChoices):
+    """The types decisions.md's codes name (the demo data's). The catalogue may hold others
+    (an imported tree's): a type is any FORMAT_TYPE_RE word."""
+
     LATA = "lata", _("lata")
     LONG_NECK = "long_neck", _("long neck")
     GARRAFA = "garrafa", _("garrafa")
@@ -219,7 +224,7 @@ class FormatType(models.TextChoices):
 
 class Format(models.Model):
     code = models.CharField(_("código"), max_length=40, unique=True)
-    type = models.CharField(_("tipo"), max_length=16, choices=FormatType.choices)
+    type = models.CharField(_("tipo"), max_length=16)
     volume_ml = models.PositiveIntegerField(_("volume (ml)"))
     label_pt = models.CharField(max_length=60)
     label_en = models.CharField(max_length=60)
@@ -233,7 +238,7 @@ class Format(models.Model):
                 condition=Q(code__regex=FORMAT_CODE_RE), name="format_code_pattern"
             ),
             models.CheckConstraint(
-                condition=Q(type__in=FormatType.values), name="format_type_valid"
+                condition=Q(type__regex=FORMAT_TYPE_RE), name="format_type_valid"
             ),
             models.CheckConstraint(
                 condition=Q(volume_ml__gt=0, volume_ml__lte=20000), name="format_volume_range"

@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from beers.models import (
     FORMAT_CODE_RE,
+    FORMAT_TYPE_RE,
     INSTAGRAM_RE,
     SLUG_RE,
     SUSPENDED_AT,
@@ -46,7 +47,6 @@ from beers.models import (
     DealKind,
     DealStatus,
     Format,
-    FormatType,
     Neighbourhood,
     Packaging,
     PriceCheck,
@@ -65,6 +65,7 @@ from .services import datasets_schedule_export
 BATCH = 1000
 _SLUG = re.compile(SLUG_RE)
 _FORMAT_CODE = re.compile(FORMAT_CODE_RE)
+_FORMAT_TYPE = re.compile(FORMAT_TYPE_RE)
 _INSTAGRAM = re.compile(INSTAGRAM_RE)
 _HHMM = re.compile(r"^([01]\d|2[0-4]):[0-5]\d$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -242,7 +243,7 @@ BEER_FIELDS = {
 }
 FORMAT_FIELDS = {
     "code": _str(40, pattern=_FORMAT_CODE, empty_ok=False),
-    "type": _str(16, choices=set(FormatType.values)),
+    "type": _str(16, pattern=_FORMAT_TYPE),
     "volume_ml": _int(1, 20000),
     "label_pt": _str(60),
     "label_en": _str(60),

@@ -11,6 +11,7 @@ import datetime as dt
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -22,11 +23,11 @@ from beers import labels
 from beers.errors import not_found
 from beers.geo import bounding_box, distance_m
 from beers.models import (
+    FORMAT_TYPE_RE,
     RANKED_STATUSES,
     City,
     Deal,
     DealKind,
-    FormatType,
     Venue,
     VenueKind,
     VenueStatus,
@@ -134,11 +135,15 @@ def _on_current_city(slug: str, answer: Callable[[City], tuple[Answer, bool]]) -
     return result
 
 
+_FORMAT_TYPE = re.compile(FORMAT_TYPE_RE)
+
+
 def _format_shape(value: str | None) -> str | None:
-    """A format type matches every code of that type; anything else is an exact code."""
+    """A format type (a word, no digits: `lata`, `long_neck`) matches every code of that type;
+    anything else is an exact code (`lata_350`)."""
     if not value:
         return None
-    return "type" if value in FormatType.values else "code"
+    return "type" if _FORMAT_TYPE.fullmatch(value) else "code"
 
 
 def _filter_format(qs: QuerySet[Deal], shape: str | None, value) -> QuerySet[Deal]:

@@ -42,7 +42,8 @@ REFUSED = [
     (BeerFactory, {"slug": "brahma chopp"}, "beer_slug_format"),
     (FormatFactory, {"code": "600ml"}, "format_code_pattern"),
     (FormatFactory, {"code": "Garrafa_600"}, "format_code_pattern"),
-    (FormatFactory, {"type": "barril", "code": "barril_5000"}, "format_type_valid"),
+    (FormatFactory, {"type": "Barril", "code": "barril_5000"}, "format_type_valid"),
+    (FormatFactory, {"type": "barril-chopp", "code": "barril_5000"}, "format_type_valid"),
     (FormatFactory, {"volume_ml": 20001, "code": "garrafa_20001"}, "format_volume_range"),
     (FormatFactory, {"volume_ml": 0, "code": "garrafa_0"}, "format_volume_range"),
     (DealFactory, {"price_cents": 0}, "deal_price_range"),
@@ -71,6 +72,7 @@ ACCEPTED = [
     (VenueFactory, {"lat": 90, "lng": -180, "instagram": "bar.do_ze.2"}),
     (VenueFactory, {"instagram": "a" * 30}),
     (FormatFactory, {"type": "long_neck", "volume_ml": 20000}),
+    (FormatFactory, {"type": "caneca", "code": "caneca_500", "volume_ml": 500}),
     (DealFactory, {"price_cents": 1, "units": 50, "service_charge_pct": 30}),
     (
         DealFactory,

@@ -303,6 +303,35 @@ def test_a_tree_that_reads_the_format_its_own_way_is_loaded(exported, tmp_path):
     assert_same_trees(original, tmp_path / "again")
 
 
+def test_a_format_of_a_type_of_its_own_is_loaded_and_searched(exported, client):
+    """decisions.md's codes end with "…": a tree's catalogue may name another type (a
+    `caneca`), and `format` finds its prices by that type or by the code."""
+    from django.core.cache import cache
+
+    def add_format(d):
+        d["formats"].append(
+            {
+                "code": "caneca_500",
+                "type": "caneca",
+                "volume_ml": 500,
+                "label_pt": "caneca 500 ml",
+                "label_en": "500 ml mug",
+            }
+        )
+
+    _break(exported, "catalog.json", add_format)
+    item = read_json(exported / "sao-paulo" / "deals.json")["items"][0]
+    _break(
+        exported, "sao-paulo/deals.json", lambda d: d["items"][0].update(format_code="caneca_500")
+    )
+    datasets_import(exported, progress=False)
+    for value in ("caneca", "caneca_500"):
+        cache.clear()
+        answer = client.get("/api/v1/search", {"city": "sao-paulo", "format": value}).json()
+        assert [d["id"] for d in answer["deals"]] == [item["id"]], value
+        assert answer["deals"][0]["format"] == "caneca_500"
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
