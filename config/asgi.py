@@ -1,8 +1,8 @@
 """The one ASGI entry: Django for everything, the MCP server at /mcp.
 
 Django's ASGI handler refuses the lifespan scope, so a small router owns the lifespan (which
-starts the MCP session manager, and the periodic work where no Celery beat runs: config/beat.py) and sends
-/mcp to the MCP app, everything else to Django.
+starts the MCP session manager, and the periodic work where no Celery beat runs:
+config/beat.py) and sends /mcp to the MCP app, everything else to Django.
 
 Reads (GET, HEAD, OPTIONS) reach Django through its WSGI handler on a fixed pool of worker
 threads (a2wsgi). Django's ASGI handler starts a new thread for every request of a sync view

@@ -3,8 +3,8 @@
 With DATASETS_REFRESH_IN_PROCESS the ASGI lifespan (config/asgi.py) runs each job below in a
 thread of its own, again and again: the datasets' check every DATASETS_REFRESH_SECONDS (as the
 beat entry in settings), the "it's live" e-mails and the opt-out confirmations due (hourly)
-and the purge of personal data (daily), as config/celery.py schedules them for the beat. A failed run is logged and the next
-one tries again.
+and the purge of personal data (daily), as config/celery.py schedules them for the beat. A
+failed run is logged and the next one tries again.
 """
 
 import asyncio
