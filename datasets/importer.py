@@ -12,8 +12,9 @@ The files carry each price's last check only, not the history the price index of
 months rests on: the closed months of price-index.json are kept as they are (PriceIndexHistory)
 and served from there. The files the import does not load (index.json, venues.json, the CSVs)
 must be there and agree with the loaded ones in size; what is derived (counts, a price per
-litre) is not held to them, and a CSV may carry more columns than datasets.md names. Bairros without a boundary are not in the
-GeoJSON, so one a bar refers to is created with the name the CSV gives it (or its slug).
+litre) is not held to them, and a CSV may carry more columns than datasets.md names. Bairros
+without a boundary are not in the GeoJSON, so one a bar refers to is created with the name the
+CSV gives it (or its slug). A price with 3 or more open disputes is loaded suspended.
 """
 
 import csv
