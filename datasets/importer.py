@@ -336,7 +336,9 @@ def _items_stream(root: Path, rel: str):
             first = fh.readline().rstrip(b"\r\n")
     except FileNotFoundError:
         raise ImportRefused(rel, "file is missing") from None
-    if first.endswith(b'"items":['):
+    # The whole envelope is on the first line only when the items close the file: keys after
+    # the array (`],"license":…}`) would be missed, so such a file is parsed whole.
+    if first.endswith(b'"items":[') and _closes_with_items(path):
         try:
             envelope = orjson.loads(first + b"]}")
         except orjson.JSONDecodeError:
@@ -345,6 +347,15 @@ def _items_stream(root: Path, rel: str):
             return envelope, _line_items(path)
     data = _load(root, rel)
     return data, iter(_array(data, rel))
+
+
+def _closes_with_items(path: Path) -> bool:
+    """Whether the file's last line is `]}` (trailing white space aside)."""
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        fh.seek(max(0, fh.tell() - 64))
+        tail = fh.read().rstrip()
+    return tail.endswith(b"\n]}")
 
 
 def _line_items(path: Path):

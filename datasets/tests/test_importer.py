@@ -332,6 +332,25 @@ def test_a_format_of_a_type_of_its_own_is_loaded_and_searched(exported, client):
         assert answer["deals"][0]["format"] == "caneca_500"
 
 
+def test_items_one_per_line_with_the_envelope_after_them_are_loaded(exported, tmp_path):
+    """A file laid out one item per line whose envelope keys come after the array is read
+    whole (the first line alone lacks them), not refused for a missing licence."""
+    original = tmp_path / "original"
+    shutil.copytree(exported, original)
+    path = exported / "sao-paulo" / "deals.json"
+    data = read_json(path)
+    items = data.pop("items")
+    city = data.pop("city")
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    lines = ",\n".join(json.dumps(item, **compact) for item in items)
+    rest = json.dumps(data, **compact)[1:]
+    path.write_text(f'{{"city":"{city}","items":[\n{lines}\n],{rest}', encoding="utf-8")
+    wipe_database()
+    datasets_import(exported, progress=False)
+    datasets_export(directory=tmp_path / "again", progress=False)
+    assert_same_trees(original, tmp_path / "again")
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
