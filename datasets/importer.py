@@ -176,8 +176,12 @@ def _bool(v):
     return v
 
 
+# The last instant whose month, in any zone, the price index can name (years up to 9998).
+_LAST_UNIX = int(dt.datetime(9998, 12, 31, tzinfo=dt.UTC).timestamp())
+
+
 def _unix(v):
-    _int(0, 2**40)(v)
+    _int(0, _LAST_UNIX)(v)
     return from_unix(v)
 
 

@@ -239,6 +239,11 @@ def _break(root, rel, mutate):
             lambda d: d.pop("files"),
             ["index.json", 'field "files"'],
         ),
+        (  # a check whose month the price index cannot name (year 9999)
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(verified_at=253402127999),
+            ["sao-paulo/deals.json", "item 0 (id {})", 'field "verified_at"'],
+        ),
         (
             "catalog.json",
             lambda d: d.update(updated_at="yesterday"),
