@@ -664,7 +664,7 @@ def _import_venues(
         if item["id"] in tree:
             raise refuse(f"already the id of a bar of {tree[item['id']]}", "id")
         ids[item["id"]] = item["status"]
-        digests[city.slug][item["id"]] = _digest(raw)
+        digests[city.slug][item["id"]] = _digest(item)  # datasets.md's fields, as read
         if item["slug"] in slugs:
             raise refuse(f"already used by item {slugs[item['slug']]}", "slug")
         slugs[item["slug"]] = i
@@ -962,9 +962,12 @@ def _check_twins(
             raise ImportRefused(
                 rel, f"not a bar of {slug}/venues-all.json", item=i, item_id=item["id"], field="id"
             )
-        if _digest(raw) != digests[item["id"]]:
+        # The fields datasets.md names, as values: a field one file adds (the format grows by
+        # adding) or a number written otherwise (-23, -23.0) is no difference.
+        if _digest(item) != digests[item["id"]]:
             twin = f"{slug}/venues-all.json"
-            field = _first_difference(raw, _item_by_id(root, twin, item["id"]))
+            other = _clean(twin, 0, _item_by_id(root, twin, item["id"]), VENUE_FIELDS)
+            field = _first_difference(item, other)
             raise ImportRefused(
                 rel,
                 f"differs from the same bar in {twin} (one of the two files is wrong)",

@@ -356,6 +356,28 @@ def test_items_one_per_line_with_the_envelope_after_them_are_loaded(exported, tm
     assert_same_trees(original, tmp_path / "again")
 
 
+def test_twin_venue_files_may_differ_in_added_fields_and_number_spelling(exported, tmp_path):
+    """venues.json and venues-all.json agree on datasets.md's fields, as values: a field one
+    of them adds, or -23 written for -23.0, is no disagreement."""
+    listed = read_json(exported / "sao-paulo" / "venues.json")["items"][0]["id"]
+
+    def add_and_respell(d):
+        for item in d["items"]:
+            item["closed_since"] = None
+            if item["id"] == listed:
+                item["lat"] = float(round(item["lat"]))
+
+    def respell(d):
+        for item in d["items"]:
+            if item["id"] == listed:
+                item["lat"] = int(round(item["lat"]))
+
+    _break(exported, "sao-paulo/venues-all.json", add_and_respell)
+    _break(exported, "sao-paulo/venues.json", respell)
+    datasets_import(exported, progress=False)
+    assert Venue.objects.get(pk=listed).lat == round(Venue.objects.get(pk=listed).lat)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
