@@ -25,32 +25,42 @@ def _is_api(request) -> bool:
     return is_api_path(request.path)
 
 
+def _lang(request) -> str:
+    return "en" if request.path == "/en" or request.path.startswith("/en/") else "pt-BR"
+
+
+def _plain_page(response_class, lang: str, title: str, text: str):
+    """A page that needs nothing (no template, no database): the error handlers'."""
+    return response_class(
+        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+        f"<title>{title} · Breja</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"
+    )
+
+
 def handler400(request, exception=None):
     """Refused before any view (a Host not in ALLOWED_HOSTS, say): JSON under /api/."""
     if _is_api(request):
         return json_error(400, "Bad request.")
-    return HttpResponseBadRequest(
-        '<!doctype html><html lang="pt-BR"><head><meta charset="utf-8">'
-        "<title>Requisição inválida · Breja</title></head><body><h1>Requisição inválida</h1>"
-        "</body></html>"
+    if _lang(request) == "en":
+        return _plain_page(HttpResponseBadRequest, "en", "Bad request", "The request was refused.")
+    return _plain_page(
+        HttpResponseBadRequest, "pt-BR", "Requisição inválida", "A requisição foi recusada."
     )
 
 
 def handler404(request, exception=None):
     if _is_api(request):
         return json_error(404, "Not found.")
-    lang = "en" if request.path == "/en" or request.path.startswith("/en/") else "pt-BR"
-    return not_found_page(request, lang)
+    return not_found_page(request, _lang(request))
 
 
 def handler500(request):
     if _is_api(request):
         return json_error(500, "Internal error.")
-    if request.path == "/en" or request.path.startswith("/en/"):
-        lang, title, text = "en", "Internal error", "Something went wrong on our side."
-    else:
-        lang, title, text = "pt-BR", "Erro interno", "Algo deu errado do nosso lado."
-    return HttpResponseServerError(
-        f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
-        f"<title>{title} · Breja</title></head><body><h1>{title}</h1><p>{text}</p></body></html>"
+    if _lang(request) == "en":
+        return _plain_page(
+            HttpResponseServerError, "en", "Internal error", "Something went wrong on our side."
+        )
+    return _plain_page(
+        HttpResponseServerError, "pt-BR", "Erro interno", "Algo deu errado do nosso lado."
     )

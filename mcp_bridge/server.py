@@ -133,12 +133,22 @@ async def _read_body(receive) -> tuple[bytes, list[dict]]:
     return b"".join(chunks), messages
 
 
-def _calls_a_tool(body: bytes) -> bool:
-    """Whether a JSON-RPC body (one message or a batch) holds a tools/call. What does not
-    parse counts as one: the SDK refuses it, and it cost a parse."""
+_NOT_JSON = object()
+
+
+def _parsed(body: bytes):
+    """The JSON-RPC body, parsed once for the checks below; _NOT_JSON when it does not parse
+    (the SDK then answers -32700)."""
     try:
-        data = orjson.loads(body)
+        return orjson.loads(body)
     except orjson.JSONDecodeError:
+        return _NOT_JSON
+
+
+def _calls_a_tool(data) -> bool:
+    """Whether a parsed JSON-RPC body (one message or a batch) holds a tools/call. What does
+    not parse counts as one: the SDK refuses it, and it cost a parse."""
+    if data is _NOT_JSON:
         return True
     messages = data if isinstance(data, list) else [data]
     return any(isinstance(m, dict) and m.get("method") == "tools/call" for m in messages)
@@ -147,14 +157,10 @@ def _calls_a_tool(body: bytes) -> bool:
 _NO_CALL = object()
 
 
-def _call_with_bad_arguments(body: bytes):
+def _call_with_bad_arguments(data):
     """The id of a single tools/call whose `arguments` is neither an object nor null, else
     _NO_CALL. The SDK would refuse it as a protocol error (-32602) before any tool ran;
     decisions.md wants bad arguments to be a tool error with a readable message."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return _NO_CALL
     if not isinstance(data, dict) or data.get("method") != "tools/call" or "id" not in data:
         return _NO_CALL
     params = data.get("params")
@@ -253,9 +259,10 @@ class McpMount:
                 await _only_post(send)
                 return
             body, messages = await _read_body(receive)
+            data = _parsed(body)
             rate = parse_rate(settings.READ_RATE_LIMIT)
             if rate is not None:
-                if _calls_a_tool(body):
+                if _calls_a_tool(data):
                     counted = await anyio.to_thread.run_sync(_count, scope, rate)
                 else:
                     protocol = (rate[0] * PROTOCOL_RATE_FACTOR, rate[1])
@@ -266,7 +273,7 @@ class McpMount:
                 if not allowed:
                     await _too_many_requests(send, retry_after)
                     return
-            request_id = _call_with_bad_arguments(body)
+            request_id = _call_with_bad_arguments(data)
             if request_id is not _NO_CALL:
                 await _bad_arguments(send, request_id)
                 return

@@ -22,11 +22,10 @@ class ApiErrorMiddleware:
         # Django's and DRF's own messages ("This field is required.") are translated when they
         # are raised: English, as every error says (Content-Language: en). The answers choose
         # their language themselves (the query's `lang`, beers.labels).
+        # Answers that are not JSON (Django's own pages) are made ErrorResponses once, by
+        # ApiOuterErrorMiddleware, which also sees what is refused outside this one.
         with translation.override(ERRORS_LANGUAGE):
-            return self._api(request)
-
-    def _api(self, request):
-        return as_error_response(self.get_response(request))
+            return self.get_response(request)
 
     def process_exception(self, request, exception):
         if not is_api_path(request.path):
@@ -64,9 +63,10 @@ def as_error_response(response):
 
 
 class ApiOuterErrorMiddleware(MiddlewareMixin):
-    """Errors raised before the views' chain, in the middleware outside ApiErrorMiddleware: a
-    Host not in ALLOWED_HOSTS (CommonMiddleware), which Django answers with an HTML page, with
-    DEBUG its traceback page. Under /api/ they are ErrorResponses too. Sits inside the CORS
+    """Every error answer under /api/ that is not JSON becomes an ErrorResponse here: Django's
+    own pages from the views' chain (a 405, a 404), and what is refused before it, in the
+    middleware outside ApiErrorMiddleware (a Host not in ALLOWED_HOSTS, raised in
+    CommonMiddleware: an HTML page, with DEBUG its traceback page). Sits inside the CORS
     middleware, which then adds its headers to the answer given here."""
 
     def process_response(self, request, response):
