@@ -29,3 +29,4 @@ def _fresh_names():
 def _no_degraded(settings, tmp_path):
     settings.DEGRADED_FLAG_PATH = tmp_path / "degraded.json"
     settings.DATASETS_ROOT = tmp_path / "datasets"
+    settings.DATASETS_WORK_DIR = tmp_path / "datasets-work"

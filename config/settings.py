@@ -206,6 +206,9 @@ DATASETS_WORK_MEM_MB = env.int("DATASETS_WORK_MEM_MB", default=64)
 # PostgreSQL writes the deals and venues files itself (COPY); off = the portable Python path.
 DATASETS_COPY = env.bool("DATASETS_COPY", default=True)
 DATASETS_PARALLEL_WORKERS = env.int("DATASETS_PARALLEL_WORKERS", default=2)
+# The export's own folder: a copy of the last export's deals files (hard links), patched by the
+# next export (datasets.patch), and the tree being written before it is uploaded.
+DATASETS_WORK_DIR = Path(env.str("DATASETS_WORK_DIR", default=str(VAR_DIR / "datasets-work")))
 if DATASETS_S3_BUCKET:
     _datasets_storage = {
         # Sets ContentType and CacheControl on every object.

@@ -12,6 +12,7 @@ import logging
 import posixpath
 import secrets
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,3 +164,33 @@ def file_info(path: Path, rel: str) -> FileInfo:
             digest.update(chunk)
             size += len(chunk)
     return FileInfo(etag=f'"{digest.hexdigest()}"', size=size, content_type=content_type_for(rel))
+
+
+class Hashes:
+    """file_info of a tree's files, each computed in a thread as soon as it is handed over
+    (hashlib and file reads let other threads run): the big files are hashed while the rest
+    is written."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hashes")
+        self.futures: dict[str, Future] = {}
+
+    def add(self, *names: str) -> None:
+        for rel in names:
+            self.futures[rel] = self.pool.submit(file_info, self.root / rel, rel)
+
+    def results(self, order: Iterable[str]) -> dict[str, FileInfo]:
+        """Each file's info, in `order`: those handed over, and the others hashed now."""
+        return {
+            rel: self.futures[rel].result()
+            if rel in self.futures
+            else file_info(self.root / rel, rel)
+            for rel in order
+        }
+
+    def __enter__(self) -> "Hashes":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)

@@ -13,8 +13,9 @@ changed:
   label servings and schedules. A city whose recipe differs is formatted whole.
 - The export's snapshot finds the prices those changes concern (a changed bar's prices as
   they are in that snapshot), drops their rows, formats those still published, and forgets
-  the changes it saw (`datasets.pgcopy.refresh_rows`); the files are then read from DealRow
-  alone.
+  the changes it saw (`datasets.pgcopy.refresh_rows`); the files then come from DealRow
+  alone: the last export's files patched with the changed prices' rows (datasets.patch), or
+  every row read.
 The cache tables are UNLOGGED: a crash empties both, and the next export formats every row.
 """
 
@@ -43,6 +44,9 @@ class DealRowCity(models.Model):
 
     city_id = models.BigIntegerField(primary_key=True)
     recipe = models.CharField(max_length=64)
+    # Changes whenever the city's rows may have: names the export's kept copy of its files
+    # (datasets.patch).
+    token = models.CharField(max_length=32, default="")
 
     def __str__(self) -> str:
         return f"export rows of city {self.city_id}"

@@ -19,9 +19,10 @@ pieces on 1M rows), and the chunks took the client's CPU from 3.1 to 1.0 s.
 
 import functools
 import hashlib
-import io
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import orjson
 from django.conf import settings
 from django.db import connection
@@ -33,7 +34,7 @@ from beers.dbcopy import stream_rows
 from beers.models import RANKED_STATUSES, Beer, Brand, City, Deal, DealKind, Format, Venue
 from beers.selectors.published import price_brand, published_deals
 
-from . import rows
+from . import patch, rows
 from .models import DealRow, DealRowCity, RowChange
 from .snapshot import statement_timeout_ms
 
@@ -204,46 +205,84 @@ def _stream(
 
 
 class _Files:
-    """One JSON envelope's `items` and its CSV twin, written row by row."""
+    """One JSON envelope's `items` and its CSV twin, written row by row. With `index` (a
+    patch.RowIndex), each row's id, bar and lengths are noted, to patch the files next time."""
 
-    def __init__(self, folder, stem: str, header_writer_factory, csv_columns: tuple[str, ...]):
-        self.json = open(folder / f"{stem}.json", "wb", buffering=_BUFFER)  # noqa: SIM115
+    def __init__(
+        self,
+        folder,
+        stem: str,
+        header_writer_factory,
+        csv_columns: tuple[str, ...],
+        index: patch.RowIndex | None = None,
+    ):
+        self.paths = (folder / f"{stem}.json", folder / f"{stem}.csv")
+        for path in self.paths:  # a new file, never one a kept copy links to (datasets.patch)
+            path.unlink(missing_ok=True)
+        self.json = open(self.paths[0], "wb", buffering=_BUFFER)  # noqa: SIM115
         self.out = header_writer_factory(self.json)
         self.out.begin("items")
         self.json.write(b"\n")
-        self.json.flush()
-        # Text from here on: the rows come as str, with their line ends (see write_deals).
-        self.json_text = io.TextIOWrapper(self.json, encoding="utf-8", newline="")
-        self.csv = open(  # noqa: SIM115
-            folder / f"{stem}.csv", "w", buffering=_BUFFER, encoding="utf-8", newline=""
-        )
-        self.csv.write(",".join(csv_columns) + "\r\n")
+        self.csv = open(self.paths[1], "wb", buffering=_BUFFER)  # noqa: SIM115
+        self.csv.write((",".join(csv_columns) + "\r\n").encode())
+        self.json_start, self.csv_start = self.json.tell(), self.csv.tell()
+        self.json_end = self.json_start
+        self.index = index
         self.count = 0
 
     def add(self, line: str, item: str) -> None:
         """A CSV line ending in CRLF and a JSON item ending in ",\n"."""
         if item is None or line is None:  # a label join missed: a NULL piece nulls the row
             raise ValueError(f"{self.json.name}: row {self.count + 1} came out NULL")
-        self.csv.write(line)
-        self.json_text.write(item)
+        self.csv.write(line.encode())
+        self.json.write(item.encode())
         self.count += 1
+
+    def add_row(self, deal_id: int, venue: int, line: str, item: str) -> None:
+        """A row, noted in the index."""
+        if item is None or line is None:
+            raise ValueError(f"{self.json.name}: row {self.count + 1} came out NULL")
+        line_bytes, item_bytes = line.encode(), item.encode()
+        self.csv.write(line_bytes)
+        self.json.write(item_bytes)
+        self.index.add(deal_id, venue, len(item_bytes), len(line_bytes))
+        self.count += 1
+
+    def copy(self, items, lines, records) -> None:
+        """Rows as they were written before (datasets.patch), with their index records."""
+        self.json.write(items)
+        self.csv.write(lines)
+        self.index.add_records(records)
+        self.count += len(records)
 
     def abandon(self) -> None:
         """Close both files as they are (incomplete: the export failed)."""
-        self.json_text.close()
+        self.json.close()
         self.csv.close()
+        if self.index is not None:
+            self.index.abandon()
 
     def close(self) -> int:
-        self.json_text.flush()
-        self.json_text.detach()
         fh = self.json
         fh.seek(fh.tell() - (2 if self.count else 1))  # the last ",\n", or the "\n" of none
         fh.truncate()
+        self.json_end = fh.tell()
         fh.write(b"\n]" if self.count else b"]")
         self.out.close()
         fh.close()
         self.csv.close()
+        if self.index is not None:
+            self.index.close()
         return self.count
+
+    def meta(self) -> dict:
+        """Where the rows are, for the index of a kept copy."""
+        return {
+            "count": self.count,
+            "json_start": self.json_start,
+            "json_end": self.json_end,
+            "csv_start": self.csv_start,
+        }
 
 
 def _inner(qs: QuerySet) -> tuple[str, list]:
@@ -619,15 +658,26 @@ def forget_rows() -> None:
             cursor.execute(f"DELETE FROM {model._meta.db_table}")
 
 
-def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> dict[str, int]:
-    """Bring the export rows (datasets.models) of `cities` to the export's snapshot; returns
-    how many rows each city had formatted. Runs inside the export's own transaction
+@dataclass
+class Refreshed:
+    """What refresh_rows did: how many rows each city had formatted (by slug), each city's
+    rows token before (None: formatted whole) and after, and the ids of the prices whose rows
+    it formatted again or dropped in the cities it did not format whole (sorted)."""
+
+    formatted: dict[str, int]
+    tokens: dict[int, tuple[str | None, str]]
+    changed: np.ndarray
+
+
+def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> Refreshed:
+    """Bring the export rows (datasets.models) of `cities` to the export's snapshot. Runs inside the export's own transaction
     (snapshot.export_snapshot, REPEATABLE READ, one export at a time): it sees the changes
     committed before its snapshot, and forgets only those (a change committed later waits
     for the next export). The prices a changed bar, bairro, beer or brand concerns are those
     of the snapshot. A city whose recipe differs, or that was not exported the last time, is
     formatted whole, and so is every city after more than BULK_CHANGES changes. `tick(1)`
-    after each city (a progress bar: formatting a city whole takes seconds)."""
+    after each city (a progress bar: formatting a city whole takes seconds). A city's rows
+    token changes whenever its rows may have (datasets.patch)."""
     rows_table, state, changes = (
         DealRow._meta.db_table,
         DealRowCity._meta.db_table,
@@ -635,6 +685,8 @@ def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> d
     )
     ids = [city.id for city in cities]
     formatted: dict[str, int] = {}
+    tokens: dict[int, tuple[str | None, str]] = {}
+    changed = np.zeros(0, dtype=np.int64)
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL datestyle = 'ISO'")
         cursor.execute(f"SELECT count(*) FROM {changes}")
@@ -650,6 +702,8 @@ def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> d
             cursor.execute(f"SELECT count(*) FROM {CHANGED}")
             bulk = cursor.fetchone()[0] > BULK_CHANGES
             if not bulk:  # by the primary key (a join read the whole table)
+                cursor.execute(f"SELECT deal_id FROM {CHANGED} ORDER BY 1")
+                changed = np.array([deal_id for (deal_id,) in cursor.fetchall()], dtype=np.int64)
                 cursor.execute(
                     f"DELETE FROM {rows_table} "
                     f"WHERE deal_id = ANY(ARRAY(SELECT deal_id FROM {CHANGED}))"
@@ -660,8 +714,9 @@ def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> d
         dropped = [city_id for (city_id,) in cursor.fetchall()]
         if dropped:
             cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = ANY(%s)", [dropped])
-        cursor.execute(f"SELECT city_id, recipe FROM {state}")
-        recipes = dict(cursor.fetchall())
+        cursor.execute(f"SELECT city_id, recipe, token FROM {state}")
+        known = {city_id: (recipe, token) for city_id, recipe, token in cursor.fetchall()}
+        recipes = {city_id: recipe for city_id, (recipe, _) in known.items()}
         plans = [(city, DealSql(city, formats)) for city in cities]
         kept = [city for city, sql in plans if recipes.get(city.id) == sql.recipe and not bulk]
         if not kept:
@@ -674,15 +729,25 @@ def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> d
         for city, sql in plans:
             if city in kept:
                 formatted[city.slug] = sql.insert(only_changed=True) if noted else 0
+                token = known[city.id][1]
+                if noted:
+                    token = patch.new_token()
+                    cursor.execute(
+                        f"UPDATE {state} SET token = %s WHERE city_id = %s", [token, city.id]
+                    )
+                tokens[city.id] = (known[city.id][1], token)
             else:
                 if kept:
                     cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = %s", [city.id])
                 formatted[city.slug] = sql.insert(only_changed=False)
+                token = patch.new_token()
                 cursor.execute(
-                    f"INSERT INTO {state} (city_id, recipe) VALUES (%s, %s) "
-                    "ON CONFLICT (city_id) DO UPDATE SET recipe = EXCLUDED.recipe",
-                    [city.id, sql.recipe],
+                    f"INSERT INTO {state} (city_id, recipe, token) VALUES (%s, %s, %s) "
+                    "ON CONFLICT (city_id) DO UPDATE SET recipe = EXCLUDED.recipe, "
+                    "token = EXCLUDED.token",
+                    [city.id, sql.recipe, token],
                 )
+                tokens[city.id] = (None, token)
                 whole = True
             if tick is not None:
                 tick(1)
@@ -691,15 +756,26 @@ def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> d
             cursor.execute(f"DROP TABLE IF EXISTS {CHANGED}")
         if whole:  # the planner's figures for the reads that follow
             cursor.execute(f"ANALYZE {rows_table}")
-    return formatted
+    return Refreshed(formatted=formatted, tokens=tokens, changed=changed)
 
 
 def write_deals(
-    city: City, folder, header_writer_factory, formats, tick=None, *, cached: bool = False
+    city: City,
+    folder,
+    header_writer_factory,
+    formats,
+    tick=None,
+    *,
+    cached: bool = False,
+    kept: patch.Kept | None = None,
 ) -> tuple[int, set[int]]:
     """`deals.json` and `deals.csv` of a city, written by PostgreSQL. Returns how many prices,
     and the ids of their bars. `cached`: read from the export rows (refresh_rows brought them
-    to the export's snapshot); otherwise every row is formatted here."""
+    to the export's snapshot); otherwise every row is formatted here. `kept` (with `cached`):
+    the files are patched from the last export's copy when it is still good (datasets.patch),
+    and kept for the next one."""
+    if kept is not None:
+        return _write_deals(city, folder, header_writer_factory, tick, kept, kept.base(city.id))
     if cached:
         select = (
             "SELECT deal_id AS id, venue_id AS venue, line, item "
@@ -722,6 +798,45 @@ def write_deals(
         files.abandon()
         raise
     return files.close(), venues
+
+
+def _write_deals(
+    city: City, folder, header_writer_factory, tick, kept: patch.Kept, base: patch.Base | None
+) -> tuple[int, set[int]]:
+    """The deals files from the export rows, with their index: patched from `base` (only the
+    changed prices' rows are read), or read whole. Then kept for the next export."""
+    copy = kept.start(city.id)
+    files = _Files(
+        folder, "deals", header_writer_factory, rows.DEALS_CSV_COLUMNS, patch.RowIndex(copy)
+    )
+    select = (
+        "SELECT deal_id AS id, venue_id AS venue, line, item "
+        f"FROM {DealRow._meta.db_table} WHERE city_id = %s"
+    )
+    try:
+        if base is not None:
+            with connection.cursor() as cursor:
+                changed_rows = stream_rows(
+                    cursor,
+                    f"{select} AND deal_id = ANY(%s) ORDER BY deal_id",
+                    [city.id, kept.changed.tolist()],
+                    size=_CHUNK,
+                )
+                venues = patch.apply(base, kept.changed, changed_rows, files, tick)
+        else:
+            venues = set()
+
+            def add(row: tuple[int, int, str, str]) -> None:
+                venues.add(row[1])
+                files.add_row(*row)
+
+            _stream(select, [city.id], ("id", "venue", "line", "item"), "q.id", add, tick)
+    except BaseException:
+        files.abandon()
+        raise
+    count = files.close()
+    kept.keep(city.id, copy, files.paths, files.meta())
+    return count, venues
 
 
 # --- venues ------------------------------------------------------------------------------------

@@ -3,7 +3,10 @@ import json
 import re
 from pathlib import Path
 
+from django.db import transaction
+
 from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, PriceCheck, Venue
+from datasets.services import datasets_export
 
 UPDATED_AT = re.compile(rb'"updated_at":"[^"]*"')
 
@@ -51,3 +54,18 @@ def wipe_database() -> None:
     Beer.objects.all().delete()
     Brand.objects.all().delete()
     Format.objects.all().delete()
+
+
+def export_both(tmp_path, name: str) -> tuple[dict, dict]:
+    """The files through the export rows, and formatted afresh."""
+    datasets_export(directory=tmp_path / name, progress=False)
+    with transaction.atomic():
+        datasets_export(directory=tmp_path / f"{name}-afresh", progress=False)
+    return tree(tmp_path / name), tree(tmp_path / f"{name}-afresh")
+
+
+def assert_rows_agree(tmp_path, name: str) -> dict:
+    """The export through its rows (and its kept files) gives the files formatted afresh."""
+    cached, afresh = export_both(tmp_path, name)
+    assert cached == afresh
+    return cached

@@ -16,7 +16,7 @@ from datasets.models import DealRow, DealRowCity, RowChange
 from datasets.services import datasets_export
 from datasets.snapshot import EXPORT_LOCK, export_snapshot
 
-from .helpers import tree
+from .helpers import assert_rows_agree, tree
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -31,25 +31,12 @@ def formatted(monkeypatch):
     refresh = pgcopy.refresh_rows
 
     def spy(cities, formats, tick=None):
-        counts.append(refresh(cities, formats, tick))
-        return counts[-1]
+        refreshed = refresh(cities, formats, tick)
+        counts.append(refreshed.formatted)
+        return refreshed
 
     monkeypatch.setattr(pgcopy, "refresh_rows", spy)
     return counts
-
-
-def export_both(tmp_path, name: str) -> tuple[dict, dict]:
-    """The files through the export rows, and formatted afresh."""
-    datasets_export(directory=tmp_path / name, progress=False)
-    with transaction.atomic():
-        datasets_export(directory=tmp_path / f"{name}-afresh", progress=False)
-    return tree(tmp_path / name), tree(tmp_path / f"{name}-afresh")
-
-
-def assert_rows_agree(tmp_path, name: str) -> dict:
-    cached, afresh = export_both(tmp_path, name)
-    assert cached == afresh
-    return cached
 
 
 def test_the_first_export_formats_every_row_then_only_what_changed(world, tmp_path, formatted):
