@@ -3,8 +3,9 @@
 With DATASETS_REFRESH_IN_PROCESS the ASGI lifespan (config/asgi.py) runs each job below in a
 thread of its own, again and again: the datasets' check every DATASETS_REFRESH_SECONDS (as the
 beat entry in settings), the "it's live" e-mails and the opt-out confirmations due (hourly)
-and the purge of personal data (daily), as config/celery.py schedules them for the beat. A
-failed run is logged and the next one tries again.
+and the purge of personal data (daily), as config/celery.py schedules them for the beat, and
+the reading of menu photos every 5 s (no worker reads them here). A failed run is logged and
+the next one tries again.
 """
 
 import asyncio
@@ -27,6 +28,8 @@ def jobs() -> list[tuple[str, float, float]]:
         ("submissions.review.submissions_notify_due", 60.0, HOUR),
         ("outreach.services.optout_confirmations_due", 60.0, HOUR),
         ("submissions.services.contacts_purge", 60.0, DAY),
+        # No worker: every upload's photos are read here, a few seconds after it came.
+        ("submissions.menu_photos.menu_photos_due", 5.0, 5.0),
     ]
 
 

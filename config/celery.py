@@ -23,6 +23,11 @@ app.conf.beat_schedule = {
         "task": "submissions.tasks.submissions_notify_due",
         "schedule": crontab(minute=1),
     },
+    # Menu photos whose reading was lost (a broker down, every retry spent).
+    "menu-photos-due": {
+        "task": "submissions.tasks.menu_photos_due",
+        "schedule": crontab(minute=41),
+    },
     "optout-confirmations-due": {
         "task": "outreach.tasks.optout_confirmations_due",
         "schedule": crontab(minute=31),

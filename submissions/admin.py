@@ -26,13 +26,14 @@ from beers.admin import DealPriceColumns, brl
 from beers.models import City, Deal, DealStatus
 from beers.selectors.price_index import median_per_litre_by_format
 
-from . import review
+from . import menu_photos, review
 from .models import (
     BarOwnerMessage,
     CityRequest,
     DealConfirmation,
     DealDispute,
     DisputedDeal,
+    MenuDraft,
     MenuPhotoUpload,
     PriceSubmission,
     Report,
@@ -787,6 +788,50 @@ class MenuPhotoUploadAdmin(ReadOnlyAdmin):
     list_display = ["id", "city", "venue", "state", "is_owner", "trusted", "created_at"]
     list_filter = ["state", "trusted", "city"]
     exclude = ["contact_index", "body_fingerprint", "address_hash"]
+
+
+@admin.register(MenuDraft)
+class MenuDraftAdmin(ReadOnlyAdmin):
+    """Menu lines read from photos that the automated reviewer left for a person."""
+
+    list_display = [
+        "id",
+        "venue",
+        "text",
+        "beer",
+        "brand",
+        "format",
+        "price",
+        "notes",
+        "decision_note",
+        "state",
+        "created_at",
+    ]
+    list_filter = ["state"]
+    list_select_related = ["venue", "beer", "brand", "format"]
+    actions = ["approve", "reject"]
+
+    @admin.display(description=_("preço"), ordering="price_cents")
+    def price(self, obj: MenuDraft) -> str:
+        return f"R$ {obj.price_cents // 100},{obj.price_cents % 100:02d}"
+
+    @admin.action(description=_("Aprovar como lido"), permissions=["review"])
+    def approve(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda d: menu_photos.menu_draft_approve(draft_id=d.pk),
+            str(_("aprovado")),
+        )
+
+    @admin.action(description=_("Recusar"), permissions=["review"])
+    def reject(self, request, queryset):
+        self._each(
+            request,
+            queryset,
+            lambda d: menu_photos.menu_draft_reject(draft_id=d.pk),
+            str(_("recusado")),
+        )
 
 
 @admin.register(DealConfirmation)

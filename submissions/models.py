@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from beers.crypto import EncryptedTextField
-from beers.models import City, Deal, Format, Venue
+from beers.models import Beer, Brand, City, Deal, Format, Venue
 
 
 class ReviewState(models.TextChoices):
@@ -211,6 +211,55 @@ class MenuPhoto(models.Model):
 
     def __str__(self) -> str:
         return f"{self.upload_id}/{self.position}"
+
+
+class MenuDraft(models.Model):
+    """One menu line read from a photo that shows a price: what the reader made of it, for the
+    automated reviewer (a trusted upload's complete drafts inside the hard bounds are approved
+    at once) or a moderator."""
+
+    upload = models.ForeignKey(MenuPhotoUpload, on_delete=models.CASCADE, related_name="drafts")
+    venue = models.ForeignKey(Venue, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    text = models.CharField(_("linha lida"), max_length=200)
+    beer = models.ForeignKey(
+        Beer, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    brand = models.ForeignKey(
+        Brand, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    format = models.ForeignKey(
+        Format, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    price_cents = models.PositiveIntegerField()
+    notes = models.CharField(_("observações da leitura"), max_length=200, blank=True, default="")
+    state = models.CharField(
+        max_length=12, choices=ReviewState.choices, default=ReviewState.PENDING, db_index=True
+    )
+    deal = models.ForeignKey(
+        Deal, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decision_note = models.CharField(max_length=280, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("rascunho de cardápio")
+        verbose_name_plural = _("rascunhos de cardápio")
+        ordering = ["-created_at", "upload", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["upload", "position"], name="menudraft_position"),
+            models.CheckConstraint(condition=Q(price_cents__gt=0), name="menudraft_price"),
+            models.CheckConstraint(
+                condition=Q(
+                    state__in=[ReviewState.PENDING, ReviewState.APPROVED, ReviewState.REJECTED]
+                ),
+                name="menudraft_state_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.text}"
 
 
 class DealConfirmation(models.Model):

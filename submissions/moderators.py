@@ -33,6 +33,7 @@ PERMISSIONS = {
         "disputeddeal": ("view", "change"),
         "dealconfirmation": ("view",),
         "menuphotoupload": ("view",),
+        "menudraft": ("view", "change"),
     },
 }
 

@@ -238,8 +238,11 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
         MenuPhoto(upload=upload, position=i, jpeg=jpeg) for i, jpeg in enumerate(data["images"])
     )
     # robust: the upload is stored either way; a broker failure must not turn the 202 into
-    # a 500 after the commit (the upload then waits in "received").
-    transaction.on_commit(lambda: menu_photos_process.delay(upload.pk), robust=True)
+    # a 500 after the commit (the upload then waits in "received" for menu_photos_due).
+    # Without a worker (`make run`: tasks run eagerly, inside the request) the in-process
+    # beat reads it instead, so the 202 does not wait for the reading.
+    if not (settings.CELERY_TASK_ALWAYS_EAGER and settings.DATASETS_REFRESH_IN_PROCESS):
+        transaction.on_commit(lambda: menu_photos_process.delay(upload.pk), robust=True)
     return RECEIVED
 
 
@@ -375,12 +378,3 @@ def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
             pk__in=upload_ids, state__in=[PhotoState.RECEIVED, PhotoState.AWAITING_OCR]
         ).update(state=PhotoState.EXPIRED)
     return counts
-
-
-def menu_photos_mark_awaiting(*, upload_id: int) -> bool:
-    """The OCR step is not built yet: mark a received upload as waiting for it."""
-    return bool(
-        MenuPhotoUpload.objects.filter(pk=upload_id, state=PhotoState.RECEIVED).update(
-            state=PhotoState.AWAITING_OCR
-        )
-    )

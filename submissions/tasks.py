@@ -4,17 +4,22 @@ import logging
 
 from celery import shared_task
 
-from . import review, services
+from . import menu_photos, review, services
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(autoretry_for=(Exception,), retry_backoff=True, max_retries=5)
-def menu_photos_process(upload_id: int) -> None:
-    """Read an upload's photos into drafts. The OCR step is a later issue: for now this only
-    marks the upload as awaiting it (the photos stay until read, or until contacts_purge
-    deletes them after a week)."""
-    services.menu_photos_mark_awaiting(upload_id=upload_id)
+def menu_photos_process(upload_id: int) -> str | None:
+    """Read an upload's photos into drafts for the automated reviewer (submissions.menu_photos);
+    a lost one is read by menu_photos_due."""
+    return menu_photos.menu_photos_read(upload_id=upload_id)
+
+
+@shared_task
+def menu_photos_due() -> int:
+    """Hourly (config/celery.py beat schedule): uploads whose reading was lost."""
+    return menu_photos.menu_photos_due()
 
 
 @shared_task

@@ -14,6 +14,7 @@ from config.celery import app
 SUBMISSIONS_JOBS = {
     "submissions.review.submissions_notify_due": "submissions.tasks.submissions_notify_due",
     "submissions.services.contacts_purge": "submissions.tasks.contacts_purge",
+    "submissions.menu_photos.menu_photos_due": "submissions.tasks.menu_photos_due",
 }
 OUTREACH_JOBS = {
     "outreach.services.optout_confirmations_due": "outreach.tasks.optout_confirmations_due",

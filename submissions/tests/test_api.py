@@ -176,7 +176,7 @@ def test_submission_with_new_venue_is_stored_without_private_data(api, world, wr
 
 
 @pytest.mark.django_db
-def test_menu_photos_are_kept_until_read_and_the_task_is_honest(
+def test_menu_photos_are_kept_until_read_then_deleted(
     api, world, writes_open, celery_eager, django_capture_on_commit_callbacks
 ):
     body = {
@@ -184,14 +184,19 @@ def test_menu_photos_are_kept_until_read_and_the_task_is_honest(
         "images": [jpeg_data_uri(), jpeg_data_uri(color=(0, 0, 0))],
         "ref": "A" * 16,
     }
-    with django_capture_on_commit_callbacks(execute=True):
+    with django_capture_on_commit_callbacks(execute=False) as read_later:
         assert api.post("/api/v1/menu-photos", body).status_code == 202
     upload = MenuPhotoUpload.objects.get()
-    assert upload.state == PhotoState.AWAITING_OCR  # no OCR yet: only marked
+    assert upload.state == PhotoState.RECEIVED
     assert upload.venue == world.venue
     assert upload.trusted is False  # a well-formed ref that is not the bar's link
     assert MenuPhoto.objects.filter(upload=upload).count() == 2
     assert bytes(MenuPhoto.objects.first().jpeg)[:2] == b"\xff\xd8"
+    for callback in read_later:  # the reading, queued after the commit
+        callback()
+    upload.refresh_from_db()
+    assert upload.state == PhotoState.DRAFTED  # read: plain colours, no text, no drafts
+    assert not MenuPhoto.objects.exists()
 
 
 @pytest.mark.django_db

@@ -1,0 +1,210 @@
+"""Menu photos, read in the background into drafts for an automated reviewer.
+
+`menu_photos_read` runs the OCR (submissions.ocr) on an upload's photos, outside any
+transaction, then in one transaction: turns the lines that show a price into drafts
+(submissions.menus), lets the automated reviewer approve those it may, deletes the photos and
+marks the upload read (`drafted`, or `failed` when no photo could be read). An upload read
+meanwhile by another worker is left alone.
+
+The automated reviewer approves a draft at once only when the upload carried the bar's own
+link token (`trusted`), the draft names a beer or a brand and a format, shows no offer the
+reader cannot model, and its price is inside the hard bounds: R$ 0,01 to R$ 10.000 (a price's
+bounds) and R$ 1 to R$ 1.000 per litre (what a beer can cost; a misread digit falls outside).
+Approving is a check of the bar's same plain price (same format, beer or brand, single unit,
+regular, no schedules or dates) when it has one, else a new price. Every other draft waits
+for a moderator (admin: approve, when it has a format, or reject).
+"""
+
+import datetime as dt
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from beers.models import (
+    PRICE_MAX_CENTS,
+    RANKED_STATUSES,
+    Beer,
+    Brand,
+    CheckSource,
+    Deal,
+    Format,
+)
+from beers.services import deal_create, deal_record_check
+from beers.text import name_key
+from datasets.services import datasets_schedule_export
+
+from . import menus, ocr
+from .models import (
+    PHOTO_STATES_OPEN,
+    MenuDraft,
+    MenuPhoto,
+    MenuPhotoUpload,
+    PhotoState,
+    ReviewState,
+)
+from .review import ReviewError, _decide, _lock_pending
+
+logger = logging.getLogger(__name__)
+
+# R$ 1 to R$ 1.000 per litre, in cents.
+PER_LITRE_CENTS = (100, 100_000)
+
+
+def menu_catalogue() -> menus.Catalogue:
+    return menus.Catalogue(
+        beers=[(name_key(name), pk) for pk, name in Beer.objects.values_list("pk", "name")],
+        brands=[(name_key(name), pk) for pk, name in Brand.objects.values_list("pk", "name")],
+        formats=list(Format.objects.values_list("pk", "type", "volume_ml")),
+    )
+
+
+def within_hard_bounds(price_cents: int, fmt: Format) -> bool:
+    per_litre = price_cents * 1000 / fmt.volume_ml
+    low, high = PER_LITRE_CENTS
+    return 0 < price_cents <= PRICE_MAX_CENTS and low <= per_litre <= high
+
+
+def menu_photos_read(*, upload_id: int) -> str | None:
+    """Read an upload still open into drafts (see the module). Returns its new state, or None
+    when there was nothing to read (read already, or not found)."""
+    jpegs = list(
+        MenuPhoto.objects.filter(upload_id=upload_id, upload__state__in=PHOTO_STATES_OPEN)
+        .order_by("position")
+        .values_list("jpeg", flat=True)
+    )
+    lines: list[str] = []
+    read = 0
+    for jpeg in jpegs:
+        try:
+            lines += ocr.read_lines(bytes(jpeg))
+            read += 1
+        except ocr.Unreadable:
+            logger.warning("menu photos: a photo of upload %s could not be read", upload_id)
+    drafts = menus.read_menu(lines, menu_catalogue())
+    with transaction.atomic():
+        upload = (
+            MenuPhotoUpload.objects.select_for_update()
+            .filter(pk=upload_id, state__in=PHOTO_STATES_OPEN)
+            .first()
+        )
+        if upload is None:
+            return None
+        rows = MenuDraft.objects.bulk_create(
+            MenuDraft(
+                upload=upload,
+                venue_id=upload.venue_id,
+                position=i,
+                text=draft.text,
+                beer_id=draft.beer_id,
+                brand_id=draft.brand_id,
+                format_id=draft.format_id,
+                price_cents=draft.price_cents,
+                notes="; ".join(draft.notes)[:200],
+            )
+            for i, draft in enumerate(drafts)
+        )
+        approved = menu_drafts_auto_review(upload, rows) if upload.trusted else 0
+        if approved:
+            datasets_schedule_export()
+        MenuPhoto.objects.filter(upload=upload).delete()  # photos are not kept
+        upload.state = PhotoState.DRAFTED if read else PhotoState.FAILED
+        upload.processed_at = timezone.now()
+        upload.save(update_fields=["state", "processed_at"])
+    logger.info(
+        "menu photos: upload %s read: %d lines, %d drafts, %d approved",
+        upload_id,
+        len(lines),
+        len(rows),
+        approved,
+    )
+    return upload.state
+
+
+def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) -> int:
+    """The automated reviewer, on a trusted upload's drafts: approves those it may (module
+    docstring); returns how many. The others stay pending, with the reason noted."""
+    approved = 0
+    for draft in drafts:
+        if draft.notes:
+            continue  # the reader's own doubts (no format, no beer or brand, an offer)
+        draft.format = Format.objects.get(pk=draft.format_id)
+        if not within_hard_bounds(draft.price_cents, draft.format):
+            draft.decision_note = "outside the hard bounds"
+            draft.save(update_fields=["decision_note"])
+            continue
+        _approve(draft)
+        approved += 1
+    return approved
+
+
+def _approve(draft: MenuDraft) -> Deal:
+    same = (
+        Deal.objects.filter(
+            venue_id=draft.venue_id,
+            format_id=draft.format_id,
+            beer_id=draft.beer_id,
+            units=1,
+            packaging="single",
+            kind="regular",
+            schedules=[],
+            valid_from=None,
+            valid_until=None,
+            status__in=RANKED_STATUSES,
+        )
+        .filter(**({} if draft.beer_id else {"brand_id": draft.brand_id}))
+        .order_by("-verified_at", "-id")
+        .first()
+    )
+    if same is not None:
+        deal = deal_record_check(
+            deal=same, source=CheckSource.MENU_PHOTO, price_cents=draft.price_cents
+        )
+    else:
+        deal = deal_create(
+            venue=draft.venue,
+            format=draft.format,
+            price_cents=draft.price_cents,
+            beer=draft.beer,
+            brand=draft.brand,
+            source=CheckSource.MENU_PHOTO,
+        )
+    _decide(draft, ReviewState.APPROVED, deal=deal)
+    return deal
+
+
+@transaction.atomic
+def menu_draft_approve(*, draft_id: int) -> Deal:
+    """A moderator approves a draft as read: it needs a format, and a price within a price's
+    bounds (R$ 0,01 to R$ 10.000)."""
+    draft = _lock_pending(MenuDraft, draft_id)
+    if draft.format_id is None:
+        raise ReviewError(_("Sem formato: cadastre o preço à mão."))
+    if draft.price_cents > PRICE_MAX_CENTS:
+        raise ReviewError(_("Preço acima de R$ 10.000."))
+    deal = _approve(draft)
+    datasets_schedule_export()
+    return deal
+
+
+@transaction.atomic
+def menu_draft_reject(*, draft_id: int, note: str = "") -> None:
+    draft = _lock_pending(MenuDraft, draft_id)
+    _decide(draft, ReviewState.REJECTED, note)
+
+
+def menu_photos_due() -> int:
+    """Uploads still waiting to be read after MENU_PHOTOS_GRACE_SECONDS (their task was lost:
+    a broker down, every retry spent; or, in `make run`, none was queued): read now. Returns
+    how many were read."""
+    grace = dt.timedelta(seconds=settings.MENU_PHOTOS_GRACE_SECONDS)
+    waiting = MenuPhotoUpload.objects.filter(
+        state__in=PHOTO_STATES_OPEN, created_at__lte=timezone.now() - grace
+    ).order_by("created_at")
+    done = 0
+    for upload_id in waiting.values_list("pk", flat=True):
+        if menu_photos_read(upload_id=upload_id) is not None:
+            done += 1
+    return done

@@ -1,0 +1,149 @@
+"""Menu lines read from photos, as drafts of prices (docs/decisions.md, "Menu photos").
+
+A line is a draft when it shows a price (`R$ 14,90`, `14,90`, `14.90`); the rest of the line
+is searched for the catalogue's beers and brands (the longest name wins, by `name_key`), a
+volume (`600ml`, `1 L`, `2,5 litros`) and a kind of serving (`lata`, `long neck`, `garrafa`,
+`litrão`, `chopp`, `torre`). The format is the catalogue's one with that type and volume, or
+the only one with the volume or type found. Words of offers the reader cannot model (`balde`,
+`combo`, `dobro`, `happy hour`, `2x`...) mark the draft for a person.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+from beers.text import name_key
+
+PRICE_RE = re.compile(
+    r"(?:r\$\s*)?(?<![\d.,])(\d{1,3}(?:\.\d{3})+|\d{1,5}),(\d{2})(?![\d.,]*\s*(?:ml|l\b|lt\b))"
+    r"|(?:r\$\s*)?(?<![\d.,])(\d{1,5})\.(\d{2})(?![\d.,]*\s*(?:ml|l\b|lt\b))",
+    re.IGNORECASE,
+)
+ML_RE = re.compile(r"(\d{2,4})\s*ml\b", re.IGNORECASE)
+LITRES_RE = re.compile(r"(?<![\d.,])(\d(?:[.,]\d{1,3})?)\s*(?:l|lt|litro|litros)\b", re.IGNORECASE)
+# Words (after name_key) that name a serving's type.
+TYPE_WORDS = {
+    "lata": "lata",
+    "latinha": "lata",
+    "latao": "lata",
+    "long neck": "long_neck",
+    "longneck": "long_neck",
+    "garrafa": "garrafa",
+    "litrao": "litrao",
+    "chopp": "chopp",
+    "chope": "chopp",
+    "torre": "torre",
+}
+# Offers a draft cannot carry: a person reads them.
+OFFER_WORDS = (
+    "balde",
+    "combo",
+    "dobro",
+    "happy",
+    "promo",
+    "leve",
+    "pague",
+    "rodizio",
+    "open bar",
+    "2x",
+    "x2",
+    "3x",
+    "x3",
+    "por pessoa",
+)
+
+
+@dataclass
+class Catalogue:
+    """What a line is matched against: (key, id) of beers and brands, and formats as
+    (id, type, volume_ml)."""
+
+    beers: list[tuple[str, int]]
+    brands: list[tuple[str, int]]
+    formats: list[tuple[int, str, int]]
+
+
+@dataclass
+class Draft:
+    text: str
+    price_cents: int
+    beer_id: int | None = None
+    brand_id: int | None = None
+    format_id: int | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _words(key: str, phrase: str) -> bool:
+    return f" {phrase} " in f" {key} "
+
+
+def _price(line: str) -> tuple[int, tuple[int, int]] | None:
+    """The last price on the line, in cents, and where it is."""
+    found = None
+    for match in PRICE_RE.finditer(line):
+        whole, cents = (match.group(1), match.group(2)) if match.group(1) else match.group(3, 4)
+        found = (int(whole.replace(".", "")) * 100 + int(cents), match.span())
+    return found
+
+
+def _volume(text: str) -> int | None:
+    match = ML_RE.search(text)
+    if match:
+        return int(match.group(1))
+    match = LITRES_RE.search(text)
+    if match:
+        return round(float(match.group(1).replace(",", ".")) * 1000)
+    return None
+
+
+def _named(key: str, names: list[tuple[str, int]]) -> tuple[int, str] | None:
+    for name, pk in sorted(names, key=lambda n: -len(n[0])):
+        if name and _words(key, name):
+            return pk, name
+    return None
+
+
+def _format(key: str, volume: int | None, formats) -> int | None:
+    types = {kind for word, kind in TYPE_WORDS.items() if _words(key, word)}
+    if volume is None and "litrao" in types:
+        volume = 1000
+    candidates = [
+        (pk, kind, ml)
+        for pk, kind, ml in formats
+        if (volume is None or ml == volume) and (not types or kind in types)
+    ]
+    if volume is None and not types:
+        return None
+    return candidates[0][0] if len(candidates) == 1 else None
+
+
+def read_line(line: str, catalogue: Catalogue) -> Draft | None:
+    """The draft of one menu line, or None when it shows no price."""
+    price = _price(line)
+    if price is None:
+        return None
+    cents, (start, end) = price
+    rest = line[:start] + " " + line[end:]
+    draft = Draft(text=line.strip()[:200], price_cents=cents)
+    key = name_key(rest)
+    beer = _named(key, catalogue.beers)
+    if beer is not None:
+        draft.beer_id = beer[0]
+        key = f" {key} ".replace(f" {beer[1]} ", " ", 1).strip()  # "Brahma Chopp" is no chopp
+    else:
+        brand = _named(key, catalogue.brands)
+        if brand is not None:
+            draft.brand_id = brand[0]
+            key = f" {key} ".replace(f" {brand[1]} ", " ", 1).strip()
+    draft.format_id = _format(key, _volume(rest), catalogue.formats)
+    offers = [word for word in OFFER_WORDS if _words(key, word)]
+    if offers:
+        draft.notes.append("offer: " + ", ".join(offers))
+    if draft.format_id is None:
+        draft.notes.append("no format")
+    if draft.beer_id is None and draft.brand_id is None:
+        draft.notes.append("no beer or brand")
+    return draft
+
+
+def read_menu(lines: list[str], catalogue: Catalogue) -> list[Draft]:
+    return [draft for line in lines if (draft := read_line(line, catalogue)) is not None]

@@ -1,0 +1,328 @@
+"""Menu photos read in the background into drafts (submissions.menu_photos), with the real
+OCR engine on rendered menus, and the automated reviewer."""
+
+import base64
+import io
+
+import pytest
+from django.utils import timezone
+from PIL import Image, ImageDraw, ImageFont
+
+from beers.models import Beer, Brand, CheckSource, Deal, Format, PriceCheck
+from beers.text import name_key
+from outreach.links import menu_link_ref
+from submissions import menu_photos, menus, ocr
+from submissions.models import MenuDraft, MenuPhoto, MenuPhotoUpload, PhotoState, ReviewState
+from submissions.review import ReviewError
+
+from .conftest import ALWAYS_PASS
+
+MENU = [
+    "CARDAPIO",
+    "Heineken 600ml ... R$ 14,90",
+    "Heineken lata 350ml ... R$ 7,50",
+    "Porcao de batata ... R$ 30,00",
+    "Heineken chopp 300ml ... R$ 900,00",
+]
+
+
+def menu_jpeg(lines: list[str]) -> bytes:
+    font = ImageFont.load_default(size=40)
+    image = Image.new("RGB", (1000, 60 + 70 * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    for i, line in enumerate(lines):
+        draw.text((30, 30 + 70 * i), line, fill="black", font=font)
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def data_uri(jpeg: bytes) -> str:
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode()
+
+
+@pytest.fixture
+def catalogue(world):
+    heineken = Brand.objects.create(slug="heineken", name="Heineken")
+    brahma = Brand.objects.create(slug="brahma", name="Brahma")
+    beer = Beer.objects.create(slug="heineken", name="Heineken", brand=heineken)
+    Beer.objects.create(slug="brahma-chopp", name="Brahma Chopp", brand=brahma)
+    lata = Format.objects.create(
+        code="lata_350", type="lata", volume_ml=350, label_pt="lata 350 ml", label_en="350 ml can"
+    )
+    chopp = Format.objects.create(
+        code="chopp_300", type="chopp", volume_ml=300, label_pt="chopp 300", label_en="300 draught"
+    )
+    return {"beer": beer, "brahma": brahma, "lata": lata, "chopp": chopp}
+
+
+def upload(api, world, lines, *, ref: str | None = None):
+    body = {
+        "city": world.city.slug,
+        "venue": world.venue.slug,
+        "images": [data_uri(menu_jpeg(lines))],
+        "turnstile": ALWAYS_PASS,
+    }
+    if ref:
+        body["ref"] = ref
+    response = api.post("/api/v1/menu-photos", body)
+    assert response.status_code == 202, response.content
+    return MenuPhotoUpload.objects.latest("pk")
+
+
+# --- reading lines ------------------------------------------------------------------------------
+
+
+def test_the_engine_reads_a_rendered_menu_line_by_line():
+    lines = ocr.read_lines(menu_jpeg(MENU[:3]))
+    assert len(lines) == 3
+    assert "14,90" in lines[1] and "Heineken" in lines[1]
+    assert "7,50" in lines[2]
+
+
+def test_boxes_on_one_printed_line_are_joined_left_to_right():
+    boxes = [(10, 30, 400, "R$ 14,90"), (12, 31, 20, "Heineken 600ml"), (50, 70, 20, "Brahma")]
+    assert ocr.group_lines(boxes) == ["Heineken 600ml R$ 14,90", "Brahma"]
+
+
+def test_a_photo_the_engine_cannot_decode_is_unreadable():
+    with pytest.raises(ocr.Unreadable):
+        ocr.read_lines(b"\xff\xd8 not a jpeg")
+
+
+def test_a_photo_without_text_has_no_lines():
+    buffer = io.BytesIO()
+    Image.new("RGB", (200, 200), "white").save(buffer, "JPEG")
+    assert ocr.read_lines(buffer.getvalue()) == []
+
+
+# --- lines into drafts --------------------------------------------------------------------------
+
+
+CATALOGUE = menus.Catalogue(
+    beers=[(name_key(n), i) for i, n in enumerate(["Heineken", "Brahma Chopp", "Original"])],
+    brands=[(name_key(n), 100 + i) for i, n in enumerate(["Brahma", "Heineken"])],
+    formats=[
+        (1, "lata", 269),
+        (2, "lata", 350),
+        (4, "long_neck", 330),
+        (6, "garrafa", 600),
+        (7, "litrao", 1000),
+        (8, "chopp", 300),
+        (9, "chopp", 500),
+        (10, "torre", 2500),
+    ],
+)
+
+
+@pytest.mark.parametrize(
+    "line, price, beer, brand, fmt, notes",
+    [
+        ("Heineken 600ml ..... R$ 14,90", 1490, 0, None, 6, []),
+        ("Brahma Chopp lata 350ml  R$ 6,50", 650, 1, None, 2, []),  # a beer named "Chopp"
+        ("Chopp Brahma 300ml   9,90", 990, None, 100, 8, []),
+        ("Original litrão R$ 19,00", 1900, 2, None, 7, []),
+        ("Heineken 14.90", 1490, 0, None, None, ["no format"]),
+        ("Heineken lata 2,50", 250, 0, None, None, ["no format"]),  # three cans: which?
+        ("Torre Brahma 2,5L 1.234,50", 123450, None, 100, 10, []),
+        ("Agua 500ml 5,00", 500, None, None, 9, ["no beer or brand"]),
+        ("Balde Heineken long neck 330ml R$ 59,90", 5990, 0, None, 4, ["offer: balde"]),
+    ],
+)
+def test_a_menu_line_with_a_price_is_a_draft(line, price, beer, brand, fmt, notes):
+    draft = menus.read_line(line, CATALOGUE)
+    assert (draft.price_cents, draft.beer_id, draft.brand_id, draft.format_id) == (
+        price,
+        beer,
+        brand,
+        fmt,
+    )
+    assert draft.notes == notes
+
+
+@pytest.mark.parametrize("line", ["CARDÁPIO", "Heineken 600ml", "Aberto das 17h às 23h", ""])
+def test_a_line_without_a_price_is_no_draft(line):
+    assert menus.read_line(line, CATALOGUE) is None
+
+
+# --- the whole way ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_trusted_menu_goes_live_at_once_inside_the_hard_bounds(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = upload(api, world, MENU, ref=menu_link_ref(world.venue.pk))
+    sent.refresh_from_db()
+    assert sent.trusted and sent.state == PhotoState.DRAFTED and sent.processed_at
+    assert not MenuPhoto.objects.filter(upload=sent).exists()  # photos are not kept
+    drafts = {d.price_cents: d for d in MenuDraft.objects.filter(upload=sent)}
+    assert sorted(drafts) == [750, 1490, 3000, 90000]
+
+    bottle, can = drafts[1490], drafts[750]
+    assert bottle.state == can.state == ReviewState.APPROVED
+    assert (bottle.beer, bottle.format) == (catalogue["beer"], world.format)
+    assert (can.beer, can.format) == (catalogue["beer"], catalogue["lata"])
+    assert PriceCheck.objects.get(deal=bottle.deal).source == CheckSource.MENU_PHOTO
+    search = api.get(f"/api/v1/search?city={world.city.slug}&brand=heineken").json()
+    assert {(d["id"], d["price_brl"]) for d in search["deals"]} == {
+        (bottle.deal_id, 14.9),
+        (can.deal_id, 7.5),
+    }
+
+    food, dear = drafts[3000], drafts[90000]
+    assert food.state == ReviewState.PENDING and "no format" in food.notes
+    # R$ 900 for 300 ml is R$ 3.000 a litre: a misread, for a person to look at
+    assert dear.state == ReviewState.PENDING and dear.decision_note == "outside the hard bounds"
+    assert dear.deal is None
+
+
+@pytest.mark.django_db
+def test_a_trusted_menu_checks_the_bars_same_price_again(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    known = Deal.objects.create(
+        venue=world.venue,
+        city=world.city,
+        format=world.format,
+        volume_ml=600,
+        beer=catalogue["beer"],
+        brand=catalogue["beer"].brand,
+        price_cents=1390,
+        verified_at=timezone.now() - timezone.timedelta(days=20),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(api, world, MENU[1:2], ref=menu_link_ref(world.venue.pk))
+    draft = MenuDraft.objects.get()
+    assert draft.deal_id == known.pk
+    known.refresh_from_db()
+    assert known.price_cents == 1490
+    assert (timezone.now() - known.verified_at).total_seconds() < 60
+    assert Deal.objects.filter(venue=world.venue, beer=catalogue["beer"]).count() == 1
+
+
+@pytest.mark.django_db
+def test_an_untrusted_menu_waits_for_a_moderator(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    before = Deal.objects.count()
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = upload(api, world, MENU[:3], ref="A" * 16)  # well formed, not the bar's
+    sent.refresh_from_db()
+    assert not sent.trusted and sent.state == PhotoState.DRAFTED
+    drafts = list(MenuDraft.objects.filter(upload=sent).order_by("position"))
+    assert [d.state for d in drafts] == [ReviewState.PENDING, ReviewState.PENDING]
+    assert Deal.objects.count() == before
+
+    deal = menu_photos.menu_draft_approve(draft_id=drafts[0].pk)
+    assert deal.price_cents == 1490 and deal.beer == catalogue["beer"]
+    menu_photos.menu_draft_reject(draft_id=drafts[1].pk, note="already listed")
+    with pytest.raises(ReviewError):
+        menu_photos.menu_draft_approve(draft_id=drafts[1].pk)  # decided once
+
+
+@pytest.mark.django_db
+def test_a_draft_without_a_format_cannot_be_approved_as_read(world, catalogue):
+    sent = MenuPhotoUpload.objects.create(
+        city=world.city, venue=world.venue, address_hash="a" * 64, body_fingerprint="1"
+    )
+    draft = MenuDraft.objects.create(
+        upload=sent, venue=world.venue, position=0, text="Heineken 9,90", price_cents=990
+    )
+    with pytest.raises(ReviewError):
+        menu_photos.menu_draft_approve(draft_id=draft.pk)
+
+
+@pytest.mark.django_db
+def test_photos_that_cannot_be_read_fail_the_upload_and_are_deleted(world):
+    sent = MenuPhotoUpload.objects.create(
+        city=world.city, venue=world.venue, address_hash="a" * 64, body_fingerprint="1"
+    )
+    MenuPhoto.objects.create(upload=sent, position=0, jpeg=b"\xff\xd8 broken")
+    assert menu_photos.menu_photos_read(upload_id=sent.pk) == PhotoState.FAILED
+    assert not MenuPhoto.objects.exists()
+    assert menu_photos.menu_photos_read(upload_id=sent.pk) is None  # read once
+
+
+@pytest.mark.django_db
+def test_uploads_whose_reading_was_lost_are_read_after_the_grace(world, catalogue, settings):
+    settings.MENU_PHOTOS_GRACE_SECONDS = 600
+    old, new = (
+        MenuPhotoUpload.objects.create(
+            city=world.city,
+            venue=world.venue,
+            address_hash="a" * 64,
+            body_fingerprint=str(n),
+            created_at=timezone.now() - timezone.timedelta(minutes=minutes),
+        )
+        for n, minutes in ((1, 30), (2, 1))
+    )
+    for sent in (old, new):
+        MenuPhoto.objects.create(upload=sent, position=0, jpeg=menu_jpeg(MENU[1:2]))
+    assert menu_photos.menu_photos_due() == 1
+    old.refresh_from_db(), new.refresh_from_db()
+    assert (old.state, new.state) == (PhotoState.DRAFTED, PhotoState.RECEIVED)
+    assert MenuDraft.objects.get().upload == old
+
+
+@pytest.mark.django_db
+def test_without_a_worker_the_upload_is_answered_before_it_is_read(
+    api, world, catalogue, writes_open, settings, django_capture_on_commit_callbacks
+):
+    """`make run`: tasks run eagerly, so none is queued; the in-process beat reads it."""
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.DATASETS_REFRESH_IN_PROCESS = True
+    settings.MENU_PHOTOS_GRACE_SECONDS = 0
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        sent = upload(api, world, MENU[1:2], ref=menu_link_ref(world.venue.pk))
+    assert not any("menu_photos" in repr(c) for c in callbacks)
+    sent.refresh_from_db()
+    assert sent.state == PhotoState.RECEIVED
+    assert menu_photos.menu_photos_due() == 1
+    assert MenuDraft.objects.get().state == ReviewState.APPROVED
+
+
+@pytest.mark.django_db
+def test_a_moderator_decides_the_drafts_left_in_the_admin(world, catalogue):
+    from django.test import Client
+    from django.urls import reverse
+
+    from submissions.moderators import moderator_create
+
+    moderator = moderator_create(username="ana", email="ana@example.org", password="Cerveja-42!x")
+    client = Client()
+    client.force_login(moderator)
+    sent = MenuPhotoUpload.objects.create(
+        city=world.city, venue=world.venue, address_hash="a" * 64, body_fingerprint="1"
+    )
+    read, unread = (
+        MenuDraft.objects.create(
+            upload=sent,
+            venue=world.venue,
+            position=i,
+            text=text,
+            price_cents=cents,
+            beer=catalogue["beer"],
+            format=fmt,
+        )
+        for i, (text, cents, fmt) in enumerate(
+            [("Heineken lata 350ml 7,50", 750, catalogue["lata"]), ("Heineken 9,90", 990, None)]
+        )
+    )
+    listing = client.get(reverse("admin:submissions_menudraft_changelist"))
+    assert listing.status_code == 200 and b"Heineken lata 350ml 7,50" in listing.content
+    response = client.post(
+        reverse("admin:submissions_menudraft_changelist"),
+        {"action": "approve", "_selected_action": [read.pk, unread.pk]},
+    )
+    assert response.status_code == 302
+    read.refresh_from_db(), unread.refresh_from_db()
+    assert read.state == ReviewState.APPROVED and read.deal.price_cents == 750
+    assert unread.state == ReviewState.PENDING  # no format: the moderator is told why
+    client.post(
+        reverse("admin:submissions_menudraft_changelist"),
+        {"action": "reject", "_selected_action": [unread.pk]},
+    )
+    unread.refresh_from_db()
+    assert unread.state == ReviewState.REJECTED
