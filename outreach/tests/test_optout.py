@@ -365,8 +365,8 @@ def test_other_methods_are_405_json(client, lead, method):
     assert lead.status == LeadStatus.NEW
 
 
-@pytest.mark.parametrize("path", ["1.x/more", "1.x/", "a%2Fb", "1.x//"])
-def test_a_token_with_slashes_gets_the_same_page(client, lead, path, mailoutbox):
+@pytest.mark.parametrize("path", ["1.x/more", "1.x/", "a%2Fb", "1.x//", "1.x%0A", "a%0Ab", "%0A"])
+def test_a_token_with_slashes_or_line_breaks_gets_the_same_page(client, lead, path, mailoutbox):
     pages = {method: method(url("not-a-token")).content for method in (client.get, client.post)}
     for method, page in pages.items():
         response = method(f"/api/v1/optout/{path}")
