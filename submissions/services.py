@@ -211,9 +211,13 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
     if venue is None:
         raise unprocessable("Unknown bar.", [Issue("venue", "Unknown bar in this city.")])
     fingerprint = body_fingerprint(body)
-    open_states = models.Q(state__in=[PhotoState.RECEIVED, PhotoState.AWAITING_OCR])
+    # Still waiting for review: not read yet, or read into drafts a moderator has yet to
+    # decide (the partial unique constraint covers the first, two requests racing included).
+    waiting = models.Q(state__in=[PhotoState.RECEIVED, PhotoState.AWAITING_OCR]) | models.Q(
+        state=PhotoState.DRAFTED, drafts__state=ReviewState.PENDING
+    )
     same = MenuPhotoUpload.objects.filter(
-        open_states, address_hash=address_hash, body_fingerprint=fingerprint
+        waiting, address_hash=address_hash, body_fingerprint=fingerprint
     )
     if same.exists():
         return DUPLICATE

@@ -326,3 +326,28 @@ def test_a_moderator_decides_the_drafts_left_in_the_admin(world, catalogue):
     )
     unread.refresh_from_db()
     assert unread.state == ReviewState.REJECTED
+
+
+@pytest.mark.django_db
+def test_the_same_menu_again_is_a_duplicate_while_its_drafts_wait(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """decisions.md: the same body from the same address still waiting for review is a
+    `duplicate`, nothing stored twice; read into drafts no one decided yet, it still waits."""
+    body = {
+        "city": world.city.slug,
+        "venue": world.venue.slug,
+        "images": [data_uri(menu_jpeg(MENU[1:2]))],
+        "turnstile": ALWAYS_PASS,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post("/api/v1/menu-photos", body).json() == {"status": "received"}
+    draft = MenuDraft.objects.get()
+    assert draft.upload.state == PhotoState.DRAFTED and draft.state == ReviewState.PENDING
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post("/api/v1/menu-photos", body).json() == {"status": "duplicate"}
+    assert MenuPhotoUpload.objects.count() == 1 and MenuDraft.objects.count() == 1
+    menu_photos.menu_draft_reject(draft_id=draft.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post("/api/v1/menu-photos", body).json() == {"status": "received"}
+    assert MenuPhotoUpload.objects.count() == 2
