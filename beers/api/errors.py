@@ -33,13 +33,18 @@ STATUS_CODES = {
 }
 
 
+class BodyKey(str):
+    """A key as the client wrote it, for errors about the key itself (an unknown field): never
+    read as DRF's `non_field_errors`, even when a client sends a key of that name."""
+
+
 def flatten_issues(detail, prefix: str = "") -> list[Issue]:
     """DRF's nested error detail as a flat list of dotted paths (`schedules.0.days.2`)."""
     issues: list[Issue] = []
     if isinstance(detail, dict):
         for key, value in detail.items():
             path = f"{prefix}.{key}" if prefix else str(key)
-            if key == "non_field_errors":
+            if key == "non_field_errors" and not isinstance(key, BodyKey):
                 path = prefix
             issues.extend(flatten_issues(value, path))
     elif isinstance(detail, list):

@@ -18,6 +18,8 @@ from PIL import Image, UnidentifiedImageError
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
+from beers.api.errors import BodyKey
+
 
 # An object with no keys beyond the declared fields (at every level that uses it). A comment,
 # not a docstring: drf-spectacular would copy a docstring into every body's description.
@@ -38,7 +40,7 @@ class StrictSerializer(serializers.Serializer):
             errors = dict(exc.detail)
         for key in data:
             if key not in self.fields:
-                errors[str(key)] = ["Unknown field."]
+                errors[BodyKey(key)] = ["Unknown field."]
         self.cross_errors(data, errors)
         if errors:
             raise serializers.ValidationError(errors)

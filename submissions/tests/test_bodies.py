@@ -51,6 +51,7 @@ def common_turnstile_cases():
         ("turnstile", None, "turnstile"),
         ("turnstile", MISSING, "turnstile"),
         ("unknown_key", 1, "unknown_key"),
+        ("non_field_errors", 1, "non_field_errors"),  # DRF's own key, sent as a field
     ]
 
 
@@ -71,6 +72,7 @@ SUBMISSION_CASES = [
     ("venue", {}, "venue"),
     ("venue", {"id": "VENUE", "new": NEW_VENUE}, "venue"),
     ("venue", {"id": "VENUE", "extra": 1}, "venue.extra"),
+    ("venue", {"id": "VENUE", "non_field_errors": 1}, "venue.non_field_errors"),
     ("venue", "bar-do-ze", "venue"),
     ("venue", 3, "venue"),
     ("venue", None, "venue"),
