@@ -1,11 +1,11 @@
 """Menu lines read from photos, as drafts of prices (docs/decisions.md, "Menu photos").
 
-A line is a draft when it shows a price (`R$ 14,90`, `14,90`, `14.90`); the rest of the line
-is searched for the catalogue's beers and brands (the longest name wins, by `name_key`), a
-volume (`600ml`, `1 L`, `2,5 litros`) and a kind of serving (`lata`, `long neck`, `garrafa`,
+A line is a draft when it shows a price (`R$ 14,90`, `14,90`, `14.90`, `R$ 14`); the rest of
+the line is searched for the catalogue's beers and brands (the longest name wins, by
+`name_key`), a volume (`600ml`, `1 L`, `2,5 litros`) and a kind of serving (`lata`, `long neck`, `garrafa`,
 `litrão`, `chopp`, `torre`). The format is the catalogue's one with that type and volume, or
 the only one with the volume or type found. Words of offers the reader cannot model (`balde`,
-`combo`, `dobro`, `happy hour`, `2x`...) mark the draft for a person.
+`combo`, `dobro`, `happy hour`, `2x`, `2 por`...) mark the draft for a person.
 """
 
 import re
@@ -15,7 +15,9 @@ from beers.text import name_key
 
 PRICE_RE = re.compile(
     r"(?:r\$\s*)?(?<![\d.,])(\d{1,3}(?:\.\d{3})+|\d{1,5}),(\d{2})(?![\d.,]*\s*(?:ml|l\b|lt\b))"
-    r"|(?:r\$\s*)?(?<![\d.,])(\d{1,5})\.(\d{2})(?![\d.,]*\s*(?:ml|l\b|lt\b))",
+    r"|(?:r\$\s*)?(?<![\d.,])(\d{1,5})\.(\d{2})(?![\d.,]*\s*(?:ml|l\b|lt\b))"
+    # whole reais only after "R$" ("R$ 14"): a bare number may be a volume or a count
+    r"|r\$\s*(\d{1,5})(?![\d.,])",
     re.IGNORECASE,
 )
 ML_RE = re.compile(r"(\d{2,4})\s*ml\b", re.IGNORECASE)
@@ -44,12 +46,10 @@ OFFER_WORDS = (
     "pague",
     "rodizio",
     "open bar",
-    "2x",
-    "x2",
-    "3x",
-    "x3",
     "por pessoa",
 )
+# "2x", "x 3", "2 por": more than one unit for the price.
+MANY_RE = re.compile(r"(?<!\S)(?:\d+\s*x|x\s*\d+|\d+\s+por)(?!\S)")
 
 
 @dataclass
@@ -80,7 +80,12 @@ def _price(line: str) -> tuple[int, tuple[int, int]] | None:
     """The last price on the line, in cents, and where it is."""
     found = None
     for match in PRICE_RE.finditer(line):
-        whole, cents = (match.group(1), match.group(2)) if match.group(1) else match.group(3, 4)
+        if match.group(1):
+            whole, cents = match.group(1, 2)
+        elif match.group(3):
+            whole, cents = match.group(3, 4)
+        else:
+            whole, cents = match.group(5), "0"
         found = (int(whole.replace(".", "")) * 100 + int(cents), match.span())
     return found
 
@@ -136,6 +141,7 @@ def read_line(line: str, catalogue: Catalogue) -> Draft | None:
             key = f" {key} ".replace(f" {brand[1]} ", " ", 1).strip()
     draft.format_id = _format(key, _volume(rest), catalogue.formats)
     offers = [word for word in OFFER_WORDS if _words(key, word)]
+    offers += [match.group(0) for match in MANY_RE.finditer(key)]
     if offers:
         draft.notes.append("offer: " + ", ".join(offers))
     if draft.format_id is None:
