@@ -2,9 +2,9 @@
 
 A line is a draft when it shows a price (`R$ 14,90`, `14,90`, `14.90`, `R$ 14`); the rest of
 the line is searched for the catalogue's beers and brands (the longest name wins, by
-`name_key`), a volume (`600ml`, `1 L`, `2,5 litros`) and a kind of serving (`lata`, `long neck`, `garrafa`,
-`litrão`, `chopp`, `torre`). The format is the catalogue's one with that type and volume, or
-the only one with the volume or type found. Words of offers the reader cannot model (`balde`,
+`name_key`), a volume (`600ml`, `1 L`, `2,5 litros`) and a kind of serving (`lata`, `long
+neck` or `LN`, `garrafa`, `litrão`, `chopp`, `torre`). The format is the catalogue's one with
+that type and volume, or the only one with the volume or type found. Words of offers the reader cannot model (`balde`,
 `combo`, `dobro`, `happy hour`, `2x`, `2 por`...) mark the draft for a person.
 """
 
@@ -29,6 +29,7 @@ TYPE_WORDS = {
     "latao": "lata",
     "long neck": "long_neck",
     "longneck": "long_neck",
+    "ln": "long_neck",
     "garrafa": "garrafa",
     "litrao": "litrao",
     "chopp": "chopp",

@@ -127,6 +127,7 @@ CATALOGUE = menus.Catalogue(
         ("Torre Brahma 2,5L 1.234,50", 123450, None, 100, 10, []),
         ("Agua 500ml 5,00", 500, None, None, 9, ["no beer or brand"]),
         ("Heineken 600ml R$ 15", 1500, 0, None, 6, []),  # whole reais after "R$"
+        ("Heineken LN 330ml R$ 9,00", 900, 0, None, 4, []),
         ("Heineken 600ml R$15 - 2 por R$ 28", 2800, 0, None, 6, ["offer: 2 por"]),
         ("Balde Heineken long neck 330ml R$ 59,90", 5990, 0, None, 4, ["offer: balde"]),
     ],
