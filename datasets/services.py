@@ -569,8 +569,9 @@ def _write_tree(
                 written = refreshed.formatted
                 kept = patch.Kept(patch.work_dir(), refreshed.tokens, refreshed.changed)
                 # Once committed (and before another export may start): this export's
-                # copies are the ones to patch, the others go.
-                transaction.on_commit(kept.prune)
+                # copies are the ones to patch, the others go (a failure to delete one is
+                # logged: the files are written, and the next export prunes again).
+                transaction.on_commit(kept.prune, robust=True)
             elif own:  # PostgreSQL with DATASETS_COPY off: no rows kept, no changes piling up
                 pgcopy.forget_rows()
                 patch.forget()
