@@ -176,11 +176,13 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # by Celery beat, or inside the web process where there is no beat (make run).
 DATASETS_REFRESH_SECONDS = env.float("DATASETS_REFRESH_SECONDS", default=300.0)
 DATASETS_REFRESH_IN_PROCESS = env.bool("DATASETS_REFRESH_IN_PROCESS", default=False)
+# No worker (`make run`: tasks run eagerly, inside the request, and the beat's work runs in
+# the web process): menu photos are read by the in-process beat, not by a task the 202 waits for.
+MENU_PHOTOS_IN_PROCESS = CELERY_TASK_ALWAYS_EAGER and DATASETS_REFRESH_IN_PROCESS
 # Menu photos still unread this long after they came are read by the beat's menu_photos_due
-# (their task was lost); with no worker (`make run`) none is queued, so at once.
+# (their task was lost); in process none is queued, so at once.
 MENU_PHOTOS_GRACE_SECONDS = env.int(
-    "MENU_PHOTOS_GRACE_SECONDS",
-    default=0 if CELERY_TASK_ALWAYS_EAGER and DATASETS_REFRESH_IN_PROCESS else 600,
+    "MENU_PHOTOS_GRACE_SECONDS", default=0 if MENU_PHOTOS_IN_PROCESS else 600
 )
 CELERY_BEAT_SCHEDULE = {
     "datasets-export-if-changed": {

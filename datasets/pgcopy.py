@@ -230,23 +230,20 @@ class _Files:
         self.index = index
         self.count = 0
 
-    def add(self, line: str, item: str) -> None:
-        """A CSV line ending in CRLF and a JSON item ending in ",\n"."""
+    def add(self, line: str, item: str) -> tuple[int, int]:
+        """A CSV line ending in CRLF and a JSON item ending in ",\n"; returns their lengths in
+        bytes (item, line)."""
         if item is None or line is None:  # a label join missed: a NULL piece nulls the row
-            raise ValueError(f"{self.json.name}: row {self.count + 1} came out NULL")
-        self.csv.write(line.encode())
-        self.json.write(item.encode())
-        self.count += 1
-
-    def add_row(self, deal_id: int, venue: int, line: str, item: str) -> None:
-        """A row, noted in the index."""
-        if item is None or line is None:
             raise ValueError(f"{self.json.name}: row {self.count + 1} came out NULL")
         line_bytes, item_bytes = line.encode(), item.encode()
         self.csv.write(line_bytes)
         self.json.write(item_bytes)
-        self.index.add(deal_id, venue, len(item_bytes), len(line_bytes))
         self.count += 1
+        return len(item_bytes), len(line_bytes)
+
+    def add_row(self, deal_id: int, venue: int, line: str, item: str) -> None:
+        """A row, noted in the index."""
+        self.index.add(deal_id, venue, *self.add(line, item))
 
     def copy(self, items, lines, records) -> None:
         """Rows as they were written before (datasets.patch), with their index records."""
@@ -766,24 +763,16 @@ def write_deals(
     formats,
     tick=None,
     *,
-    cached: bool = False,
     kept: patch.Kept | None = None,
 ) -> tuple[int, set[int]]:
     """`deals.json` and `deals.csv` of a city, written by PostgreSQL. Returns how many prices,
-    and the ids of their bars. `cached`: read from the export rows (refresh_rows brought them
-    to the export's snapshot); otherwise every row is formatted here. `kept` (with `cached`):
-    the files are patched from the last export's copy when it is still good (datasets.patch),
-    and kept for the next one."""
+    and the ids of their bars. With `kept` (the export's own transaction): from the export
+    rows, which refresh_rows brought to the export's snapshot, patching the last export's
+    copy when it is still good (datasets.patch), then kept for the next export; otherwise
+    every row is formatted here."""
     if kept is not None:
         return _write_deals(city, folder, header_writer_factory, tick, kept, kept.base(city.id))
-    if cached:
-        select = (
-            "SELECT deal_id AS id, venue_id AS venue, line, item "
-            f"FROM {DealRow._meta.db_table} WHERE city_id = %s"
-        )
-        params = [city.id]
-    else:
-        select, params = DealSql(city, formats).formatted()
+    select, params = DealSql(city, formats).formatted()
     files = _Files(folder, "deals", header_writer_factory, rows.DEALS_CSV_COLUMNS)
     venues: set[int] = set()
 

@@ -254,12 +254,11 @@ def _deals_and_csv(
     formats: dict[int, Format],
     bar: bool,
     *,
-    cached: bool = False,
     kept: patch.Kept | None = None,
 ) -> tuple[int, set[int]]:
-    """deals.json and deals.csv; returns how many prices, and the ids of their bars. `cached`:
-    through the row cache (PostgreSQL, in the export's own transaction), patching the last
-    export's files kept in `kept`."""
+    """deals.json and deals.csv; returns how many prices, and the ids of their bars. With
+    `kept`: through the row cache (PostgreSQL, in the export's own transaction), patching the
+    last export's files kept there."""
     total = published_deals(city=city).count() if bar else None
     with tqdm(
         total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
@@ -271,7 +270,6 @@ def _deals_and_csv(
                 lambda fh: JsonWriter(fh, header),
                 formats,
                 tick=progress.update,
-                cached=cached,
                 kept=kept,
             )
         return _deals_portable(city, folder, header, formats, progress.update)
@@ -519,7 +517,6 @@ def _write_cities(
     formats: dict[int, Format],
     indexes: _Ahead,
     bar: bool,
-    cached: bool,
     kept: patch.Kept | None = None,
     hashes: Hashes | None = None,
 ) -> dict[str, dict[str, int]]:
@@ -529,7 +526,7 @@ def _write_cities(
         folder = root / city.slug
         folder.mkdir(parents=True, exist_ok=True)
         header = _envelope(updated_at, city=city.slug)
-        deals, listed = _deals_and_csv(city, folder, header, formats, bar, cached=cached, kept=kept)
+        deals, listed = _deals_and_csv(city, folder, header, formats, bar, kept=kept)
         if hashes is not None:  # hashed while the rest is written
             hashes.add(f"{city.slug}/deals.json", f"{city.slug}/deals.csv")
         venues, venues_all = _venues(city, folder, header, listed)
@@ -575,9 +572,7 @@ def _write_tree(
             elif own:  # PostgreSQL with DATASETS_COPY off: no rows kept, no changes piling up
                 pgcopy.forget_rows()
                 patch.forget()
-            counts = _write_cities(
-                root, cities, updated_at, formats, ahead, bar, cached, kept, hashes
-            )
+            counts = _write_cities(root, cities, updated_at, formats, ahead, bar, kept, hashes)
             fingerprint = ahead.fingerprint()
         finally:
             ahead.shutdown()

@@ -813,7 +813,7 @@ class MenuDraftAdmin(ReadOnlyAdmin):
 
     @admin.display(description=_("preço"), ordering="price_cents")
     def price(self, obj: MenuDraft) -> str:
-        return f"R$ {obj.price_cents // 100},{obj.price_cents % 100:02d}"
+        return brl(obj.price_cents)
 
     @admin.action(description=_("Aprovar como lido"), permissions=["review"])
     def approve(self, request, queryset):

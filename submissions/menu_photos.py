@@ -23,17 +23,11 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from beers.models import (
-    PRICE_MAX_CENTS,
-    RANKED_STATUSES,
-    Beer,
-    Brand,
-    CheckSource,
-    Deal,
-    Format,
-)
+from beers.models import PRICE_MAX_CENTS, Beer, Brand, CheckSource, Deal, Format
+from beers.selectors.published import published_deals
 from beers.services import deal_create, deal_record_check
 from beers.text import name_key
+from datasets.rows import price_per_litre_cents
 from datasets.services import datasets_schedule_export
 
 from . import menus, ocr
@@ -62,8 +56,9 @@ def menu_catalogue() -> menus.Catalogue:
 
 
 def within_hard_bounds(price_cents: int, fmt: Format) -> bool:
-    per_litre = price_cents * 1000 / fmt.volume_ml
+    """A single serving's price, and its price per litre as the files show it."""
     low, high = PER_LITRE_CENTS
+    per_litre = price_per_litre_cents(price_cents, 1, fmt.volume_ml, "regular")
     return 0 < price_cents <= PRICE_MAX_CENTS and low <= per_litre <= high
 
 
@@ -127,10 +122,11 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
     """The automated reviewer, on a trusted upload's drafts: approves those it may (module
     docstring); returns how many. The others stay pending, with the reason noted."""
     approved = 0
+    formats = Format.objects.in_bulk({d.format_id for d in drafts if d.format_id})
     for draft in drafts:
         if draft.notes:
             continue  # the reader's own doubts (no format, no beer or brand, an offer)
-        draft.format = Format.objects.get(pk=draft.format_id)
+        draft.format = formats[draft.format_id]
         if not within_hard_bounds(draft.price_cents, draft.format):
             draft.decision_note = "outside the hard bounds"
             draft.save(update_fields=["decision_note"])
@@ -142,7 +138,8 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
 
 def _approve(draft: MenuDraft) -> Deal:
     same = (
-        Deal.objects.filter(
+        published_deals()
+        .filter(
             venue_id=draft.venue_id,
             format_id=draft.format_id,
             beer_id=draft.beer_id,
@@ -152,7 +149,6 @@ def _approve(draft: MenuDraft) -> Deal:
             schedules=[],
             valid_from=None,
             valid_until=None,
-            status__in=RANKED_STATUSES,
         )
         .filter(**({} if draft.beer_id else {"brand_id": draft.brand_id}))
         .order_by("-verified_at", "-id")

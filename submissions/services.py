@@ -36,6 +36,7 @@ from beers.text import name_key
 from outreach.links import menu_link_trusts
 
 from .models import (
+    PHOTO_STATES_OPEN,
     BarOwnerMessage,
     CityRequest,
     DealConfirmation,
@@ -213,7 +214,7 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
     fingerprint = body_fingerprint(body)
     # Still waiting for review: not read yet, or read into drafts a moderator has yet to
     # decide (the partial unique constraint covers the first, two requests racing included).
-    waiting = models.Q(state__in=[PhotoState.RECEIVED, PhotoState.AWAITING_OCR]) | models.Q(
+    waiting = models.Q(state__in=PHOTO_STATES_OPEN) | models.Q(
         state=PhotoState.DRAFTED, drafts__state=ReviewState.PENDING
     )
     same = MenuPhotoUpload.objects.filter(
@@ -243,9 +244,9 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
     )
     # robust: the upload is stored either way; a broker failure must not turn the 202 into
     # a 500 after the commit (the upload then waits in "received" for menu_photos_due).
-    # Without a worker (`make run`: tasks run eagerly, inside the request) the in-process
-    # beat reads it instead, so the 202 does not wait for the reading.
-    if not (settings.CELERY_TASK_ALWAYS_EAGER and settings.DATASETS_REFRESH_IN_PROCESS):
+    # Without a worker (`make run`) the in-process beat reads it instead, so the 202 does not
+    # wait for the reading.
+    if not settings.MENU_PHOTOS_IN_PROCESS:
         transaction.on_commit(lambda: menu_photos_process.delay(upload.pk), robust=True)
     return RECEIVED
 
@@ -379,6 +380,6 @@ def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
         upload_ids = set(stale.values_list("upload_id", flat=True))
         counts["menu_photos"] = stale.delete()[0]
         counts["menu_uploads_expired"] = MenuPhotoUpload.objects.filter(
-            pk__in=upload_ids, state__in=[PhotoState.RECEIVED, PhotoState.AWAITING_OCR]
+            pk__in=upload_ids, state__in=PHOTO_STATES_OPEN
         ).update(state=PhotoState.EXPIRED)
     return counts

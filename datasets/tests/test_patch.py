@@ -36,7 +36,7 @@ def patched(monkeypatch):
     return calls
 
 
-def kept_folders(settings) -> dict[str, list[str]]:
+def kept_folders() -> dict[str, list[str]]:
     root = patch.work_dir()
     return {city.name: sorted(p.name for p in city.iterdir()) for city in root.iterdir()}
 
@@ -45,10 +45,10 @@ def tokens() -> dict[str, list[str]]:
     return {str(c.city_id): [c.token] for c in DealRowCity.objects.all()}
 
 
-def test_the_next_export_patches_the_files_kept_by_the_last(world, tmp_path, patched, settings):
+def test_the_next_export_patches_the_files_kept_by_the_last(world, tmp_path, patched):
     assert_rows_agree(tmp_path, "first")
     assert patched == []  # formatted whole: nothing to patch from
-    assert kept_folders(settings) == tokens()
+    assert kept_folders() == tokens()
     kept = patch.work_dir() / str(world.sp.pk) / tokens()[str(world.sp.pk)][0]
     assert (kept / "deals.json").stat().st_ino == (
         tmp_path / "first/sao-paulo/deals.json"
@@ -60,7 +60,7 @@ def test_the_next_export_patches_the_files_kept_by_the_last(world, tmp_path, pat
     assert sorted(patched) == sorted([world.sp.pk, world.manaus.pk])
     assert b"13.90" in after["sao-paulo/deals.csv"]
     assert tokens() != before  # the rows changed: a new token, a new copy, the old one gone
-    assert kept_folders(settings) == tokens()
+    assert kept_folders() == tokens()
 
     patched.clear()
     assert_rows_agree(tmp_path, "unchanged")
@@ -181,7 +181,7 @@ def test_a_copy_cut_short_while_read_fails_the_export(world, tmp_path, monkeypat
     assert_rows_agree(tmp_path, "next")
 
 
-def test_a_failed_export_leaves_the_copy_to_patch(world, tmp_path, patched, monkeypatch, settings):
+def test_a_failed_export_leaves_the_copy_to_patch(world, tmp_path, patched, monkeypatch):
     """Its transaction rolled back (tokens as they were): the copy it made is not used, the
     one before is, and the next export leaves only its own."""
     from datasets import services
@@ -198,18 +198,18 @@ def test_a_failed_export_leaves_the_copy_to_patch(world, tmp_path, patched, monk
         datasets_export(directory=tmp_path / "broken", progress=False)
     assert tokens() == before
     patched.clear()
-    assert all(len(folders) >= 1 for folders in kept_folders(settings).values())
+    assert all(len(folders) >= 1 for folders in kept_folders().values())
     files = assert_rows_agree(tmp_path, "next")
     assert b"13.90" in files["sao-paulo/deals.csv"]
     assert sorted(patched) == sorted([world.sp.pk, world.manaus.pk])
-    assert kept_folders(settings) == tokens()
+    assert kept_folders() == tokens()
 
 
-def test_a_city_out_of_the_files_loses_its_copy(world, tmp_path, settings):
+def test_a_city_out_of_the_files_loses_its_copy(world, tmp_path):
     assert_rows_agree(tmp_path, "first")
     City.objects.filter(pk=world.manaus.pk).update(active=False)
     datasets_export(directory=tmp_path / "without", progress=False)
-    assert list(kept_folders(settings)) == [str(world.sp.pk)]
+    assert list(kept_folders()) == [str(world.sp.pk)]
 
 
 def test_an_export_to_storage_leaves_only_its_copies(world, settings):
