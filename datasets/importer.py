@@ -910,12 +910,18 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...] | None) -> int:
             missing = [c for c in columns or () if c not in header]
             if missing:
                 raise ImportRefused(rel, f"the header lacks: {','.join(missing)}")
-            count = 0
-            for count, row in enumerate(reader, 1):  # noqa: B007 - counted
+            count, blank_at = 0, None  # blank lines: at the end only (an editor's habit)
+            for row in reader:
+                if not row:
+                    blank_at = count if blank_at is None else blank_at
+                    continue
+                if blank_at is not None:
+                    raise ImportRefused(rel, "has a blank line between rows", item=blank_at)
                 if len(row) != len(header):
                     raise ImportRefused(
-                        rel, f"has {len(row)} cells, not {len(header)}", item=count - 1
+                        rel, f"has {len(row)} cells, not {len(header)}", item=count
                     )
+                count += 1
         except (UnicodeDecodeError, csv.Error) as exc:
             raise ImportRefused(rel, f"not valid UTF-8 CSV ({exc})") from None
     return count

@@ -394,6 +394,22 @@ def test_a_csv_that_lacks_a_named_column_or_a_cell_is_refused(exported, change, 
     assert _snapshot() == before
 
 
+def test_blank_lines_at_the_end_of_a_csv_are_allowed_not_between_rows(exported, tmp_path):
+    """An editor's trailing blank lines are no rows; a blank line between rows is refused,
+    naming the row before which it stands."""
+    path = exported / "sao-paulo" / "deals.csv"
+    text = path.read_bytes()
+    path.write_bytes(text + b"\r\n\r\n")
+    datasets_import(exported, progress=False)
+    head, first, rest = text.split(b"\r\n", 2)
+    path.write_bytes(b"\r\n".join([head, first, b"", rest]))
+    before = _snapshot()
+    with pytest.raises(ImportRefused, match="blank line between rows") as refused:
+        datasets_import(exported, progress=False)
+    assert refused.value.file == "sao-paulo/deals.csv" and refused.value.item == 1
+    assert _snapshot() == before
+
+
 def test_a_price_with_three_open_disputes_is_loaded_out_of_the_rankings(exported, tmp_path):
     """interface.md: 3 open disputes take a price out of the rankings, whatever the tree
     calls it."""
