@@ -918,9 +918,7 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...] | None) -> int:
                 if blank_at is not None:
                     raise ImportRefused(rel, "has a blank line between rows", item=blank_at)
                 if len(row) != len(header):
-                    raise ImportRefused(
-                        rel, f"has {len(row)} cells, not {len(header)}", item=count
-                    )
+                    raise ImportRefused(rel, f"has {len(row)} cells, not {len(header)}", item=count)
                 count += 1
         except (UnicodeDecodeError, csv.Error) as exc:
             raise ImportRefused(rel, f"not valid UTF-8 CSV ({exc})") from None
