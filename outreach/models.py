@@ -37,7 +37,8 @@ class Lead(models.Model):
     # Claimed by the one task that sends the opt-out confirmation (at most one e-mail).
     confirmation_sent_at = models.DateTimeField(null=True, blank=True, editable=False)
     # An opt-out by its token owes one confirmation until it is sent (a move made in the
-    # admin owes none): optout_confirmations_due sends what a lost task did not.
+    # admin owes none until the token is used): optout_confirmations_due sends what a lost
+    # task did not.
     confirmation_due = models.BooleanField(default=False, editable=False)
 
     class Meta:

@@ -5,6 +5,7 @@ import datetime as dt
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
@@ -40,12 +41,18 @@ def lead_create(*, name: str, email: str, venue: Venue | None = None) -> Lead:
 
 @transaction.atomic
 def lead_opt_out(*, lead_id: int) -> bool:
-    """Move the lead to do_not_contact on every channel. True only for the one call that made
-    the move: a conditional UPDATE, so concurrent opt-outs cannot both win (on PostgreSQL the
-    second waits for the row lock, then finds the condition false)."""
+    """Move the lead to do_not_contact on every channel, owing one confirmation e-mail
+    (interface.md: from any state). A lead already moved there in the admin is owed its
+    confirmation too, at the first opt-out by its token; a repeated token changes nothing
+    (a confirmation is already owed or sent). True only for the one call that made the move:
+    a conditional UPDATE, so concurrent opt-outs cannot both win (on PostgreSQL the second
+    waits for the row lock, then finds the condition false)."""
     moved = (
         Lead.objects.filter(id=lead_id)
-        .exclude(status=LeadStatus.DO_NOT_CONTACT)
+        .filter(
+            ~Q(status=LeadStatus.DO_NOT_CONTACT)
+            | Q(confirmation_due=False, confirmation_sent_at__isnull=True)
+        )
         .update(
             status=LeadStatus.DO_NOT_CONTACT,
             opted_out_at=timezone.now(),

@@ -304,6 +304,23 @@ def test_a_lead_moved_in_the_admin_is_owed_no_confirmation(lead, mailoutbox):
     assert mailoutbox == []
 
 
+def test_a_lead_moved_in_the_admin_gets_one_confirmation_at_its_first_opt_out(
+    client, lead, mailoutbox
+):
+    """interface.md: from any state, a valid token sends one confirmation; only a repeated
+    token changes nothing."""
+    lead.status = LeadStatus.DO_NOT_CONTACT
+    services.lead_save(lead)
+    token = make_token(lead.id)
+    first = client.post(url(token))
+    assert [m.to for m in mailoutbox] == [[EMAIL]]
+    assert client.post(url(token)).content == first.content
+    assert services.optout_confirmations_due(now=timezone.now() + dt.timedelta(hours=1)) == 0
+    assert len(mailoutbox) == 1
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT and lead.confirmation_sent_at is not None
+
+
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_posts_send_one_email(mailoutbox):
     if connection.vendor == "sqlite":
