@@ -177,12 +177,15 @@ def city_request_create(*, address_hash: str, body: dict, data: dict) -> str:
 
 @transaction.atomic
 def bar_owner_message_create(*, address_hash: str, body: dict, data: dict) -> str:
-    """Only the city is checked (422); a venue slug that matches a bar is linked to it."""
+    """The city, and the bar when a slug is given (422 when unknown; any bar of the city,
+    closed ones too: an owner may write about a bar that closed)."""
     city = _active_city(data["city"])
     if city is None:
         raise unprocessable("Unknown city.", [Issue("city", "Unknown city.")])
     slug = data.get("venue", "")
     venue = Venue.objects.filter(city=city, slug=slug).first() if slug else None
+    if slug and venue is None:
+        raise unprocessable("Unknown bar.", [Issue("venue", "Unknown bar in this city.")])
     return _store_once(
         BarOwnerMessage,
         _PENDING,

@@ -10,7 +10,7 @@ import datetime as dt
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from beers.models import SLUG_RE, VENUE_ATTRIBUTES, DealKind, Packaging, VenueKind
+from beers.models import SLUG_RE, VENUE_ATTRIBUTES, DealKind, Packaging, Venue, VenueKind
 
 from ..models import BarOwnerTopic, ReportReason
 from .fields import (
@@ -46,6 +46,15 @@ def turnstile_field() -> StrictCharField:
 
 def city_slug_field() -> StrictRegexField:
     return StrictRegexField(SLUG_RE, SLUG_MESSAGE, help_text="city slug")
+
+
+def venue_slug_field(help_text: str, **kwargs) -> StrictRegexField:
+    """A bar's slug: the pattern and length of `Venue.slug` (a longer or other string names no
+    bar, and is not stored)."""
+    max_length = Venue._meta.get_field("slug").max_length
+    return StrictRegexField(
+        SLUG_RE, SLUG_MESSAGE, max_length=max_length, help_text=help_text, **kwargs
+    )
 
 
 def _date(value) -> dt.date | None:
@@ -206,9 +215,7 @@ class CityRequestSerializer(StrictSerializer):
 class BarOwnerRequestSerializer(StrictSerializer):
     city = city_slug_field()
     bar = StrictCharField(min_length=2, max_length=120, help_text="as written")
-    venue = StrictCharField(
-        required=False, help_text="the bar's slug, when the form came from its page"
-    )
+    venue = venue_slug_field("the bar's slug, when the form came from its page", required=False)
     topic = StrictChoiceField(choices=BarOwnerTopic.values)
     message = StrictCharField(max_length=1000, required=False)
     name = StrictCharField(min_length=2, max_length=80, required=False, help_text="who to ask for")
@@ -224,7 +231,7 @@ class BarOwnerRequestSerializer(StrictSerializer):
 
 class MenuPhotoUploadSerializer(StrictSerializer):
     city = city_slug_field()
-    venue = StrictCharField(help_text="the bar's slug in that city")
+    venue = venue_slug_field("the bar's slug in that city")
     images = serializers.ListField(child=JpegDataUriField(), min_length=1, max_length=3)
     contact = StrictCharField(
         min_length=5,

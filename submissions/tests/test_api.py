@@ -217,12 +217,24 @@ def test_an_upload_with_the_bar_menu_link_is_trusted(api, world, writes_open, ce
 
 
 @pytest.mark.django_db
-def test_bar_owner_venue_slug_links_the_bar_when_known(api, world, writes_open):
+def test_bar_owner_venue_slug_links_the_bar_and_an_unknown_one_is_422(api, world, writes_open):
     body = {**bodies(world)["/api/v1/bar-owners"], "venue": "bar-do-ze"}
-    api.post("/api/v1/bar-owners", body)
-    api.post("/api/v1/bar-owners", {**body, "venue": "sem-bar"})
+    assert api.post("/api/v1/bar-owners", body).status_code == 202
+    unknown = api.post("/api/v1/bar-owners", {**body, "venue": "sem-bar"})
+    assert unknown.status_code == 422
+    assert [i["path"] for i in unknown.json()["issues"]] == ["venue"]
     rows = {m.venue_slug: m.venue for m in BarOwnerMessage.objects.all()}
-    assert rows == {"bar-do-ze": world.venue, "sem-bar": None}
+    assert rows == {"bar-do-ze": world.venue}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("endpoint", ["/api/v1/bar-owners", "/api/v1/menu-photos"])
+@pytest.mark.parametrize("slug", ["Bar Do Ze", "", "bar--ze", "-bar", "a" * 141, 7])
+def test_a_venue_that_is_not_a_slug_is_400_at_venue(api, world, writes_open, endpoint, slug):
+    response = api.post(endpoint, {**bodies(world)[endpoint], "venue": slug})
+    assert response.status_code == 400
+    assert [i["path"] for i in response.json()["issues"]] == ["venue"]
+    assert stored() == 0
 
 
 # --- 403 ------------------------------------------------------------------------------------
@@ -407,7 +419,7 @@ def test_submission_unknown_city_bar_or_format_is_422(api, world, writes_open, c
         ("/api/v1/bar-owners", {"city": "manaus"}, "city"),
         ("/api/v1/menu-photos", {"city": "curitiba"}, "city"),
         ("/api/v1/menu-photos", {"venue": "bar-recife"}, "venue"),
-        ("/api/v1/menu-photos", {"venue": "Bar do Zé"}, "venue"),
+        ("/api/v1/bar-owners", {"venue": "bar-recife"}, "venue"),
         ("/api/v1/menu-photos", {"city": "manaus", "venue": "bar-manaus"}, "city"),
         ("/api/v1/reports", {"deal": 999_999_999}, "deal"),
         ("/api/v1/reports", {"deal": 10**30}, "deal"),
@@ -441,9 +453,11 @@ def test_report_of_a_bar_alone_or_of_nothing_is_received(api, world, writes_open
 
 
 @pytest.mark.django_db
-def test_bar_owner_checks_only_the_city(api, world, writes_open):
-    body = {**bodies(world)["/api/v1/bar-owners"], "venue": "nao-existe"}
+def test_bar_owner_may_name_a_closed_bar(api, world, writes_open):
+    Venue.objects.filter(pk=world.venue.pk).update(status="closed")
+    body = {**bodies(world)["/api/v1/bar-owners"], "venue": world.venue.slug, "topic": "removal"}
     assert api.post("/api/v1/bar-owners", body).status_code == 202
+    assert BarOwnerMessage.objects.get().venue == world.venue
 
 
 # --- 429 ------------------------------------------------------------------------------------
