@@ -1,7 +1,8 @@
-"""Distances and bairro placement."""
+"""Distances, bairro boundaries and placement."""
 
 import math
 
+from django.core.exceptions import ValidationError
 from shapely.geometry import Point, shape
 
 EARTH_RADIUS_M = 6_371_008.8
@@ -42,3 +43,56 @@ def point_in_geometry(lat: float, lng: float, geometry: dict | None) -> bool:
     if not geometry:
         return False
     return shape(geometry).covers(Point(lng, lat))
+
+
+def _position_problem(position) -> str | None:
+    if not isinstance(position, list) or len(position) not in (2, 3):
+        return "a position must be [longitude, latitude] (an altitude may follow)"
+    if not all(isinstance(n, int | float) and not isinstance(n, bool) for n in position):
+        return "a position holds numbers only"
+    if not all(math.isfinite(n) for n in position):
+        return "a position holds finite numbers only"
+    lng, lat = position[0], position[1]
+    if not (-180 <= lng <= 180 and -90 <= lat <= 90):
+        return "a position must be WGS 84: longitude -180 to 180, latitude -90 to 90"
+    return None
+
+
+def _polygon_problem(rings, where: str) -> str | None:
+    if not isinstance(rings, list) or not rings:
+        return f"{where}must be a list of rings (the outer one first)"
+    for r, ring in enumerate(rings):
+        if not isinstance(ring, list) or len(ring) < 4:
+            return f"{where}ring {r} must hold 4 positions at least"
+        for position in ring:
+            problem = _position_problem(position)
+            if problem:
+                return f"{where}ring {r}: {problem}"
+        if ring[0] != ring[-1]:
+            return f"{where}ring {r} must end where it starts (closed)"
+    return None
+
+
+def boundary_problem(geometry) -> str | None:
+    """Why a bairro boundary is not an RFC 7946 Polygon or MultiPolygon in WGS 84 lon/lat
+    (closed rings of 4 positions at least), or None when it is one. Winding is not checked:
+    the export writes RFC 7946's (datasets.services.geometry_rfc7946)."""
+    if not isinstance(geometry, dict) or geometry.get("type") not in ("Polygon", "MultiPolygon"):
+        return "must be a Polygon or MultiPolygon"
+    coordinates = geometry.get("coordinates")
+    if geometry["type"] == "Polygon":
+        return _polygon_problem(coordinates, "")
+    if not isinstance(coordinates, list) or not coordinates:
+        return "must be a list of polygons"
+    for p, rings in enumerate(coordinates):
+        problem = _polygon_problem(rings, f"polygon {p}: ")
+        if problem:
+            return problem
+    return None
+
+
+def validate_boundary(geometry) -> None:
+    """Model field validator (the admin): see boundary_problem."""
+    problem = boundary_problem(geometry)
+    if problem:
+        raise ValidationError(f"GeoJSON: {problem}.")

@@ -8,10 +8,12 @@ import zoneinfo
 
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Case, F, Q, When
-from django.db.models.functions import Cast
+from django.db.models import Case, F, Q, Value, When
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
+from .geo import validate_boundary
 
 SLUG_RE = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 FORMAT_CODE_RE = r"^[a-z][a-z_]*_[0-9]+$"
@@ -70,6 +72,7 @@ class Neighbourhood(models.Model):
         null=True,
         blank=True,
         help_text=_("Geometria GeoJSON (Polygon ou MultiPolygon), lon/lat WGS 84."),
+        validators=[validate_boundary],
     )
 
     class Meta:
@@ -242,6 +245,14 @@ class Format(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(volume_ml__gt=0, volume_ml__lte=20000), name="format_volume_range"
+            ),
+            # decisions.md: codes are {type}_{volume_ml}
+            models.CheckConstraint(
+                condition=Q(
+                    code=Concat(F("type"), Value("_"), Cast(F("volume_ml"), models.CharField()))
+                ),
+                name="format_volume_in_code",
+                violation_error_message=_("O código é tipo_volume (ex.: garrafa_600)."),
             ),
         ]
 

@@ -32,6 +32,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
+from beers.geo import boundary_problem
 from beers.models import (
     FORMAT_CODE_RE,
     FORMAT_TYPE_RE,
@@ -507,7 +508,7 @@ def _import_catalog(root: Path, result: ImportResult) -> None:
             if item[key] in seen:
                 raise ImportRefused(rel, f"{label}: repeated", item=i, item_id=item[key], field=key)
             seen.add(item[key])
-    for i, f in enumerate(formats):
+    for i, f in enumerate(formats):  # decisions.md: codes are {type}_{volume_ml}
         if not f["code"].startswith(f["type"] + "_"):
             raise ImportRefused(
                 rel,
@@ -515,6 +516,14 @@ def _import_catalog(root: Path, result: ImportResult) -> None:
                 item=i,
                 item_id=f["code"],
                 field="code",
+            )
+        if f["code"] != f"{f['type']}_{f['volume_ml']}":
+            raise ImportRefused(
+                rel,
+                "formats: the code must end with its volume (type_volume)",
+                item=i,
+                item_id=f["code"],
+                field="volume_ml",
             )
     _bulk_upsert(
         Brand,
@@ -575,18 +584,9 @@ def _import_neighbourhoods(
             raise ImportRefused(rel, "repeated", item=i, item_id=item["slug"], field="slug")
         seen.add(item["slug"])
         geometry = feature.get("geometry")
-        if (
-            not isinstance(geometry, dict)
-            or geometry.get("type") not in ("Polygon", "MultiPolygon")
-            or not isinstance(geometry.get("coordinates"), list)
-        ):
-            raise ImportRefused(
-                rel,
-                "must be a Polygon or MultiPolygon",
-                item=i,
-                item_id=item["slug"],
-                field="geometry",
-            )
+        problem = boundary_problem(geometry)
+        if problem:
+            raise ImportRefused(rel, problem, item=i, item_id=item["slug"], field="geometry")
         objs.append(
             Neighbourhood(city=city, slug=item["slug"], name=item["name"], boundary=geometry)
         )

@@ -34,6 +34,7 @@ from tqdm import tqdm
 
 from beers import labels
 from beers.answers import DATASETS_LICENSE, answers_changed
+from beers.geo import boundary_problem
 from beers.models import (
     Beer,
     Brand,
@@ -416,10 +417,7 @@ def _neighbourhoods(city: City, folder: Path) -> int:
             .values_list("slug", "name", "boundary")
             .iterator(chunk_size=200)
         ):
-            if not isinstance(boundary, dict) or boundary.get("type") not in (
-                "Polygon",
-                "MultiPolygon",
-            ):
+            if boundary_problem(boundary):  # written before it was checked: left out
                 logger.warning("datasets: bairro %s/%s has no usable boundary", city.slug, slug)
                 continue
             features.add(

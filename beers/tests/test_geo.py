@@ -1,11 +1,15 @@
-"""The bounding box before the exact distance: it must never leave out a point inside."""
+"""Distances (the bounding box before the exact distance: it must never leave out a point
+inside) and bairro boundaries."""
 
 import math
 
+import pytest
+from django.core.exceptions import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from beers.geo import EARTH_RADIUS_M, bounding_box, haversine_m
+from beers.geo import EARTH_RADIUS_M, boundary_problem, bounding_box, haversine_m
+from beers.tests.factories import NeighbourhoodFactory
 
 
 def destination(lat: float, lng: float, bearing: float, metres: float) -> tuple[float, float]:
@@ -40,3 +44,49 @@ def test_every_point_within_the_radius_is_in_the_box(lat, lng, radius, bearing, 
 def test_the_box_stays_narrow_away_from_the_poles_and_the_antimeridian():
     min_lat, max_lat, min_lng, max_lng = bounding_box(-23.55, -46.63, 2000)
     assert max_lat - min_lat < 0.04 and max_lng - min_lng < 0.05
+
+
+SQUARE = [[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]
+
+
+@pytest.mark.parametrize(
+    ("geometry", "problem"),
+    [
+        ({"type": "Polygon", "coordinates": [SQUARE]}, None),
+        (
+            {
+                "type": "Polygon",
+                "coordinates": [[[-46.6, -23.5, 760], *SQUARE[1:4], [-46.6, -23.5, 760]]],
+            },
+            None,
+        ),
+        ({"type": "MultiPolygon", "coordinates": [[SQUARE], [SQUARE, SQUARE]]}, None),
+        ({"type": "Point", "coordinates": [0, 0]}, "Polygon or MultiPolygon"),
+        ([SQUARE], "Polygon or MultiPolygon"),
+        ({"type": "Polygon"}, "list of rings"),
+        ({"type": "Polygon", "coordinates": []}, "list of rings"),
+        ({"type": "Polygon", "coordinates": [SQUARE[:3]]}, "4 positions"),
+        ({"type": "Polygon", "coordinates": [SQUARE[:4]]}, "closed"),
+        ({"type": "Polygon", "coordinates": [[[0, 0], [1, 0], ["1", 1], [0, 0]]]}, "numbers"),
+        ({"type": "Polygon", "coordinates": [[[0, 0], [True, 0], [1, 1], [0, 0]]]}, "numbers"),
+        ({"type": "Polygon", "coordinates": [[[0, 0], [1], [1, 1], [0, 0]]]}, "[longitude"),
+        ({"type": "Polygon", "coordinates": [[[0, 0], [181, 0], [1, 1], [0, 0]]]}, "WGS 84"),
+        ({"type": "Polygon", "coordinates": [[[0, 0], [0, -91], [1, 1], [0, 0]]]}, "WGS 84"),
+        ({"type": "Polygon", "coordinates": [[[0, 0], [0, math.inf], [1, 1], [0, 0]]]}, "finite"),
+        ({"type": "MultiPolygon", "coordinates": []}, "list of polygons"),
+        ({"type": "MultiPolygon", "coordinates": [[SQUARE], [SQUARE[:4]]]}, "polygon 1: ring 0"),
+    ],
+)
+def test_boundary_problem_names_what_rfc_7946_refuses(geometry, problem):
+    found = boundary_problem(geometry)
+    assert found is None if problem is None else problem in found
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_a_boundary_that_is_not_a_polygon():
+    bairro = NeighbourhoodFactory()
+    bairro.boundary = {"type": "Polygon", "coordinates": [SQUARE[:4]]}
+    with pytest.raises(ValidationError, match="closed"):
+        bairro.full_clean()
+    bairro.boundary = {"type": "Polygon", "coordinates": [SQUARE]}
+    bairro.full_clean()

@@ -46,6 +46,8 @@ REFUSED = [
     (FormatFactory, {"type": "barril-chopp", "code": "barril_5000"}, "format_type_valid"),
     (FormatFactory, {"volume_ml": 20001, "code": "garrafa_20001"}, "format_volume_range"),
     (FormatFactory, {"volume_ml": 0, "code": "garrafa_0"}, "format_volume_range"),
+    (FormatFactory, {"code": "garrafa_601"}, "format_volume_in_code"),
+    (FormatFactory, {"type": "lata", "code": "garrafa_600"}, "format_volume_in_code"),
     (DealFactory, {"price_cents": 0}, "deal_price_range"),
     (DealFactory, {"price_cents": 1_000_001}, "deal_price_range"),
     (DealFactory, {"units": 51}, "deal_units_range"),

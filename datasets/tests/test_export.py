@@ -256,6 +256,20 @@ def test_geojson_features_have_counter_clockwise_outer_rings(out):
             assert ring_is_ccw(polygon[0])
 
 
+def test_a_stored_boundary_that_is_not_valid_geojson_is_left_out(world, tmp_path, caplog):
+    """Written before boundaries were checked (or by hand in the database): the export goes
+    on without it, and says so without the boundary itself."""
+    from beers.models import Neighbourhood
+
+    Neighbourhood.objects.filter(slug="pinheiros").update(
+        boundary={"type": "Polygon", "coordinates": [[["x", "y"], [1, 0], [1, 1], ["x", "y"]]]}
+    )
+    datasets_export(directory=tmp_path / "tree", progress=False)
+    data = read_json(tmp_path / "tree" / "sao-paulo" / "neighbourhoods.geojson")
+    assert [f["properties"]["slug"] for f in data["features"]] == ["vila-madalena"]
+    assert "sao-paulo/pinheiros has no usable boundary" in caplog.text
+
+
 def test_price_index_csv_is_the_json_in_reais(out):
     items = read_json(out / "manaus" / "price-index.json")["items"]
     header, csv_rows = read_csv(out / "manaus" / "price-index.csv")

@@ -164,6 +164,67 @@ def _break(root, rel, mutate):
             lambda d: d["features"][0].update(geometry={"type": "Point", "coordinates": [0, 0]}),
             ["manaus/neighbourhoods.geojson", "item 0 (id centro)", 'field "geometry"'],
         ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"][0]["geometry"]["coordinates"][0][1].__setitem__(0, "x"),
+            [
+                "manaus/neighbourhoods.geojson",
+                "item 0 (id centro)",
+                'field "geometry"',
+                "numbers only",
+            ],
+        ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"][0]["geometry"]["coordinates"][0][1].__setitem__(0, 200.0),
+            ["manaus/neighbourhoods.geojson", "item 0 (id centro)", 'field "geometry"', "WGS 84"],
+        ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"][0]["geometry"]["coordinates"][0].pop(),
+            ["manaus/neighbourhoods.geojson", "item 0 (id centro)", 'field "geometry"', "closed"],
+        ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"][0]["geometry"].update(coordinates=[[[0, 0], [1, 0], [0, 0]]]),
+            [
+                "manaus/neighbourhoods.geojson",
+                "item 0 (id centro)",
+                'field "geometry"',
+                "4 positions",
+            ],
+        ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"][0]["geometry"].update(coordinates=[]),
+            [
+                "manaus/neighbourhoods.geojson",
+                "item 0 (id centro)",
+                'field "geometry"',
+                "list of rings",
+            ],
+        ),
+        (
+            "manaus/neighbourhoods.geojson",
+            lambda d: d["features"][0]["geometry"].update(
+                type="MultiPolygon",
+                coordinates=[
+                    [[[0, 0], [1, 0], [1, 1], [0, 0]]],
+                    [[[0, 0], [1, True], [1, 1], [0, 0]]],
+                ],
+            ),
+            [
+                "manaus/neighbourhoods.geojson",
+                "item 0 (id centro)",
+                'field "geometry"',
+                "polygon 1: ring 0",
+            ],
+        ),
+        (  # decisions.md: codes are {type}_{volume_ml}
+            "catalog.json",
+            lambda d: d["formats"][0].update(volume_ml=d["formats"][0]["volume_ml"] + 1),
+            ["catalog.json", "item 0", 'field "volume_ml"', "type_volume"],
+        ),
         (  # beyond any integer column: a message, not a database overflow
             "sao-paulo/deals.json",
             lambda d: d["items"][0].update(confirmations=2**63),
