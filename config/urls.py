@@ -1,10 +1,11 @@
 """URLs: admin, the API under /api/v1/, the static datasets, the site pages."""
 
 from django.contrib import admin
+from django.core.exceptions import SuspiciousOperation
 from django.http import HttpResponseBadRequest, HttpResponseServerError
 from django.urls import include, path
 
-from beers.api.errors import is_api_path, json_error
+from beers.api.errors import is_api_path, json_error, suspicious_json
 from beers.views import not_found_page
 from outreach.urls import staff_urlpatterns
 
@@ -40,7 +41,9 @@ def _plain_page(response_class, lang: str, title: str, text: str):
 def handler400(request, exception=None):
     """Refused before any view (a Host not in ALLOWED_HOSTS, say): JSON under /api/."""
     if _is_api(request):
-        return json_error(400, "Bad request.")
+        if isinstance(exception, SuspiciousOperation):
+            return suspicious_json(exception)
+        return json_error(400, "Invalid request.")
     if _lang(request) == "en":
         return _plain_page(HttpResponseBadRequest, "en", "Bad request", "The request was refused.")
     return _plain_page(

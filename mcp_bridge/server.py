@@ -212,8 +212,9 @@ async def _too_many_requests(send, retry_after: int) -> None:
 
 async def _only_post(send) -> None:
     """HTTP 405: stateless and answering in JSON, the server has no stream to open on GET and
-    no session to end on DELETE (the streamable HTTP transport allows 405 for both). The SDK
-    would hold a GET open with an event stream that never carries a message."""
+    no session to end on DELETE (the streamable HTTP transport allows 405 for both), and
+    nothing else is served (PUT, OPTIONS…): one `Allow: POST` for all. The SDK would hold a
+    GET open with an event stream that never carries a message."""
     body = orjson.dumps(
         {
             "jsonrpc": "2.0",
@@ -255,7 +256,7 @@ class McpMount:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            if scope["method"] in ("GET", "HEAD", "DELETE"):
+            if scope["method"] != "POST":
                 await _only_post(send)
                 return
             body, messages = await _read_body(receive)

@@ -235,6 +235,11 @@ BAD_QUERIES = [
     ("/api/v1/venues/0", {}, ["id"]),
     ("/api/v1/venues/-3", {}, ["id"]),
     ("/api/v1/venues/abc", {}, ["id"]),
+    # a path's id is digits only, as for confirm and dispute
+    ("/api/v1/venues/+1", {}, ["id"]),
+    ("/api/v1/venues/%2B1", {}, ["id"]),
+    ("/api/v1/venues/1.0", {}, ["id"]),
+    ("/api/v1/venues/%201", {}, ["id"]),
     ("/api/v1/venues/1", {"lang": "es"}, ["lang"]),
     # ASCII digits only, nothing around them: "\u0663" is an Arabic-Indic 3
     ("/api/v1/search", {"city": "sao-paulo", "limit": "\u0663"}, ["limit"]),
@@ -684,9 +689,13 @@ def test_a_host_not_allowed_gets_a_json_400_under_the_api(client, db, settings, 
     (`make run`), where Django would show its traceback page."""
     settings.DEBUG = debug
     for method in (client.get, client.post):
-        response = method("/api/v1/status", HTTP_HOST="evil.example")
-        assert response.status_code == 400
-        assert response.json()["error"] == "invalid_request"
+        for path in ("/api/v1/status", "/api/v1/cities.json", "/api/v1/search"):
+            response = method(path, HTTP_HOST="evil.example")
+            assert response.status_code == 400
+            answer = response.json()
+            assert answer["error"] == "invalid_request"
+            assert [i["path"] for i in answer["issues"]] == ["request" if debug else "Host"]
+            assert "evil" not in response.content.decode()
     if not debug:  # a site page: HTML, and with DEBUG Django's own page, as for any page
         page = client.get("/sao-paulo", HTTP_HOST="evil.example")
         assert page.status_code == 400 and b"Requisi" in page.content

@@ -3,6 +3,7 @@
 import logging
 
 from django.core.exceptions import (
+    DisallowedHost,
     PermissionDenied,
     RequestDataTooBig,
     SuspiciousOperation,
@@ -160,14 +161,22 @@ def suspicious_error(exc: SuspiciousOperation) -> tuple[int, dict]:
         return 413, error_body("payload_too_large", "Request body too large.")
     if isinstance(exc, TooManyFieldsSent | TooManyFilesSent):
         issue = Issue("query", "Too many parameters.")
+    elif isinstance(exc, DisallowedHost):  # the message names no host: it is the sender's
+        issue = Issue("Host", "This host is not served here.")
     else:
-        issue = Issue("request", "The request was refused.")
+        issue = REFUSED
     return 400, error_body("invalid_request", "Invalid request.", [issue])
 
 
+# The issue of a 400 refused without a finer reason (decisions.md: a 400 carries `issues`).
+REFUSED = Issue("request", "The request was refused.")
+
+
 def json_error(status: int, message: str = "", **extra) -> JsonResponse:
-    """An ErrorResponse outside DRF (Django's 404/500 handlers, middleware)."""
-    body = error_body(STATUS_CODES.get(status, "internal_error"), message)
+    """An ErrorResponse outside DRF (Django's 404/500 handlers, middleware); a 400 carries
+    its `issues` (REFUSED when no finer reason is known)."""
+    issues = [REFUSED] if status == 400 else None
+    body = error_body(STATUS_CODES.get(status, "internal_error"), message, issues)
     body.update(extra)
     return _json(body, status)
 

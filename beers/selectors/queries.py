@@ -210,9 +210,18 @@ def parse_cheapest(params: Mapping[str, Any]) -> CheapestQuery:
     )
 
 
+# A path's id (interface.md: integer > 0): digits only, as in /venues/12 and /deals/12/confirm
+# ("+12" or " 12" are not ids; leading zeros are).
+PATH_ID_RE = re.compile(r"[0-9]+")
+
+
 def parse_venue(venue_id: Any, params: Mapping[str, Any]) -> VenueQuery:
     r = _Reader({**{k: params[k] for k in params}, "id": venue_id})
-    parsed_id = r.integer("id", 1, None)
+    if isinstance(venue_id, str) and not PATH_ID_RE.fullmatch(venue_id):
+        r.bad("id", "Must be an integer of at least 1.")
+        parsed_id = None
+    else:
+        parsed_id = r.integer("id", 1, None)
     lang = r.choice("lang", LANGS, default="pt-BR")
     r.done()
     return VenueQuery(venue_id=parsed_id, lang=lang)

@@ -361,13 +361,15 @@ def test_arguments_that_are_not_an_object_get_a_tool_error(live, api, arguments)
     assert result["content"][0]["text"].startswith("arguments: Must be an object")
 
 
-def test_get_and_delete_are_405_not_a_stream_that_never_ends(live, api):
-    """Stateless JSON answers: nothing could come over a GET stream, and no session ends."""
-    for method in ("GET", "DELETE"):
+def test_every_method_but_post_is_405_allow_post(live, api):
+    """Stateless JSON answers: nothing could come over a GET stream, and no session ends;
+    the other methods are not served either, and every 405 says the same."""
+    for method in ("GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS"):
         response = api.request(method, "/mcp", headers=HEADERS, timeout=5)
         assert response.status_code == 405, method
         assert response.headers["allow"] == "POST"
-        assert response.json()["error"]["code"] == -32000
+        if method != "HEAD":
+            assert response.json()["error"]["code"] == -32000
     assert _list_tools_over_raw_http(api).status_code == 200
 
 

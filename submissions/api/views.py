@@ -14,7 +14,6 @@
 """
 
 import json
-import re
 
 import psycopg
 from django.core.exceptions import RequestDataTooBig
@@ -27,6 +26,7 @@ from beers.api.errors import flatten_issues
 from beers.clients import address_hash, client_ip
 from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError, Issue, invalid
+from beers.selectors import queries
 
 from .. import services
 from ..limits import burst_check, daily_cap, writes_open_or_raise
@@ -44,7 +44,6 @@ from .serializers import (
 
 BODY_LIMIT = 64 * 1024
 MENU_PHOTOS_BODY_LIMIT = 2_200_000
-PATH_ID_RE = re.compile(r"^[0-9]+$")
 _PAST_BIGINT = 1 << 63  # no row has it: an id of more digits is simply not found
 
 
@@ -200,7 +199,7 @@ def documented(
 class DealWriteApi(WriteApi):
     def path_issues(self, kwargs) -> list[Issue]:
         value = kwargs.get("id", "")
-        if not PATH_ID_RE.fullmatch(value) or path_id(value) < 1:
+        if not queries.PATH_ID_RE.fullmatch(value) or path_id(value) < 1:
             return [Issue("id", "Must be an integer greater than 0.")]
         return []
 
