@@ -15,6 +15,7 @@ from beers.models import SLUG_RE, VENUE_ATTRIBUTES, DealKind, Packaging, Venue, 
 from ..models import BarOwnerTopic, ReportReason
 from .fields import (
     DATE_RE,
+    CountedListField,
     JpegDataUriField,
     PriceField,
     StrictBooleanField,
@@ -232,7 +233,7 @@ class BarOwnerRequestSerializer(StrictSerializer):
 class MenuPhotoUploadSerializer(StrictSerializer):
     city = city_slug_field()
     venue = venue_slug_field("the bar's slug in that city")
-    images = serializers.ListField(child=JpegDataUriField(), min_length=1, max_length=3)
+    images = CountedListField(child=JpegDataUriField(), min_length=1, max_length=3)
     contact = StrictCharField(
         min_length=5,
         max_length=120,

@@ -703,6 +703,60 @@ def test_a_baseline_jpeg_declaring_a_huge_size_is_refused_too(api, world, writes
     assert response.json()["issues"][0]["message"] == "Must be at most 24 megapixels (18 in CMYK)."
 
 
+def _scans(raw: bytes) -> list[bytes]:
+    """The scans of a JPEG (each from its SOS marker to the next marker that is not a
+    restart or stuffed byte)."""
+    found, at = [], raw.index(b"\xff\xda")
+    while at != -1:
+        end = at + 2
+        while not (raw[end] == 0xFF and raw[end + 1] not in (0x00, *range(0xD0, 0xD8))):
+            end += 1
+        found.append(raw[at:end])
+        at = raw.find(b"\xff\xda", end)
+    return found
+
+
+@pytest.mark.django_db
+def test_a_jpeg_repeating_a_scan_many_times_is_refused_before_decoding(api, world, writes_open):
+    """Each scan of a progressive JPEG is decoded over the full-size coefficients: 136 KB
+    repeating one refinement scan 1000 times took 16 s to check. At most 50 scans."""
+    buf = io.BytesIO()
+    Image.new("L", (64, 64), 128).save(buf, "JPEG", quality=50, progressive=True)
+    raw = buf.getvalue()
+    last = _scans(raw)[-1]
+    end = raw.rindex(b"\xff\xd9")
+
+    def with_scans(n: int) -> str:
+        extra = n - len(_scans(raw))
+        jpeg = raw[:end] + last * extra + raw[end:]
+        return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode()
+
+    check(api, "/api/v1/menu-photos", {**menu_photo_body(), "images": [with_scans(50)]}, OK)
+    response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "images": [with_scans(51)]})
+    assert response.status_code == 400
+    assert response.json()["issues"] == [
+        {"path": "images.0", "message": "Must hold at most 50 scans."}
+    ]
+
+
+@pytest.mark.django_db
+def test_too_many_images_is_one_issue_before_any_image_is_checked(
+    api, world, writes_open, monkeypatch
+):
+    """The count first: 400,000 items took 11 s and a 43 MB answer when each was checked."""
+    from submissions.api import fields
+
+    def never(self, data):
+        raise AssertionError("an image was checked")
+
+    monkeypatch.setattr(fields.JpegDataUriField, "to_internal_value", never)
+    response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "images": ["x"] * 1000})
+    assert response.status_code == 400
+    assert response.json()["issues"] == [
+        {"path": "images", "message": "Ensure this field has no more than 3 elements."}
+    ]
+
+
 @pytest.mark.django_db
 def test_a_field_breaking_two_rules_is_one_issue(api, world, writes_open):
     """decisions.md: one `issues` item per bad parameter, whatever rules it breaks."""
