@@ -293,6 +293,8 @@ READ_RATE_LIMIT = env.str("READ_RATE_LIMIT", default="120/min")
 # A flood stop, not a quota: every endpoint's daily cap (decisions.md: 20) fits in one minute.
 WRITE_RATE_LIMIT = env.str("WRITE_RATE_LIMIT", default="240/min")
 WRITE_DAILY_CAP = env.int("WRITE_DAILY_CAP", default=20)
+# Sign-in attempts at /admin/login/ per client address (a password-guessing stop).
+ADMIN_LOGIN_RATE_LIMIT = env.str("ADMIN_LOGIN_RATE_LIMIT", default="20/hour")
 TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
 TURNSTILE_SECRET_KEY = env.str("TURNSTILE_SECRET_KEY", default="")
 TURNSTILE_HOSTNAMES = env.list("TURNSTILE_HOSTNAMES", default=[])

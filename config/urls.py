@@ -1,15 +1,39 @@
 """URLs: admin, the API under /api/v1/, the static datasets, the site pages."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import SuspiciousOperation
-from django.http import HttpResponseBadRequest, HttpResponseServerError
+from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseServerError
 from django.urls import include, path
 
 from beers.api.errors import is_api_path, json_error, suspicious_json
+from beers.clients import address_hash, client_ip
+from beers.counters import parse_rate, window_hit
 from beers.views import not_found_page
 from outreach.urls import staff_urlpatterns
 
+
+def admin_login(request, extra_context=None):
+    """The admin's login, with sign-in attempts limited per client address
+    (ADMIN_LOGIN_RATE_LIMIT): password guesses were unlimited (about 2 a second)."""
+    rate = parse_rate(settings.ADMIN_LOGIN_RATE_LIMIT)
+    if request.method == "POST" and rate is not None:
+        allowed, retry_after = window_hit("admin-login", address_hash(client_ip(request)), *rate)
+        if not allowed:
+            response = _plain_page(
+                HttpResponse,
+                "pt-BR",
+                "Muitas tentativas",
+                "Tentativas de entrar demais deste endereço; tente de novo mais tarde.",
+            )
+            response.status_code = 429
+            response["Retry-After"] = str(retry_after)
+            return response
+    return admin.site.login(request, extra_context)
+
+
 urlpatterns = [
+    path("admin/login/", admin_login),  # before the admin's own, which it wraps
     path("admin/", admin.site.urls),
     path("api/v1/", include("beers.api.urls")),
     path("api/v1/", include("submissions.api.urls")),
