@@ -758,6 +758,16 @@ def test_too_many_images_is_one_issue_before_any_image_is_checked(
 
 
 @pytest.mark.django_db
+def test_unknown_keys_are_named_twenty_at_most(api, world, writes_open):
+    """Each unknown key is an issue, the first 20 of the body: 180,000 of them took 2.6 s and
+    an 8 MB answer."""
+    body = {**menu_photo_body(), **{f"k{i}": 0 for i in range(5000)}}
+    response = api.post("/api/v1/menu-photos", body)
+    assert response.status_code == 400
+    assert [i["path"] for i in response.json()["issues"]] == [f"k{i}" for i in range(20)]
+
+
+@pytest.mark.django_db
 def test_a_field_breaking_two_rules_is_one_issue(api, world, writes_open):
     """decisions.md: one `issues` item per bad parameter, whatever rules it breaks."""
     response = api.post("/api/v1/menu-photos", {**menu_photo_body(), "ref": "short"})
