@@ -3,7 +3,6 @@
 import math
 
 from django.core.exceptions import ValidationError
-from shapely.geometry import Point, shape
 
 EARTH_RADIUS_M = 6_371_008.8
 METRES_PER_DEGREE_LAT = math.pi * EARTH_RADIUS_M / 180
@@ -42,6 +41,10 @@ def point_in_geometry(lat: float, lng: float, geometry: dict | None) -> bool:
     """Whether the point lies inside (or on the edge of) a GeoJSON Polygon/MultiPolygon."""
     if not geometry:
         return False
+    # Imported here: beers.models imports this module, and only placing a bar needs shapely
+    # (5 MB of every process's memory otherwise).
+    from shapely.geometry import Point, shape
+
     return shape(geometry).covers(Point(lng, lat))
 
 
