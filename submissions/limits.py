@@ -10,6 +10,7 @@ that is waiting (the interface's duplicate move has no cap condition); see Write
 """
 
 import datetime as dt
+import math
 import zoneinfo
 from contextlib import contextmanager
 
@@ -67,7 +68,10 @@ def seconds_to_midnight(now: dt.datetime | None = None) -> int:
     local = (now or timezone.now()).astimezone(tz)
     tomorrow = dt.datetime.combine(local.date() + dt.timedelta(days=1), dt.time(), tzinfo=tz)
     # In UTC: between two datetimes of the same zone Python subtracts wall-clock times.
-    return max(1, int((tomorrow.astimezone(dt.UTC) - local.astimezone(dt.UTC)).total_seconds()))
+    # rounded up: a client that waits as long as it is told is past midnight
+    return max(
+        1, math.ceil((tomorrow.astimezone(dt.UTC) - local.astimezone(dt.UTC)).total_seconds())
+    )
 
 
 def _cap_key(endpoint: str, address_hash: str) -> str:

@@ -7,10 +7,19 @@ are reported together with the field errors, one issue per problem.
 
 import datetime as dt
 
+from django.utils import timezone
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from beers.models import SLUG_RE, VENUE_ATTRIBUTES, DealKind, Packaging, Venue, VenueKind
+from beers.models import (
+    SLUG_RE,
+    VENUE_ATTRIBUTES,
+    City,
+    DealKind,
+    Packaging,
+    Venue,
+    VenueKind,
+)
 
 from ..models import BarOwnerTopic, ReportReason
 from .fields import (
@@ -65,6 +74,19 @@ def _date(value) -> dt.date | None:
         except ValueError:
             return None
     return None
+
+
+# A price seen before this date is a typing slip (the year 1 would open a price-index month).
+EARLIEST_OBSERVED = dt.date(2000, 1, 1)
+
+
+def _city_today(slug) -> dt.date:
+    """Today in the city (a price cannot have been seen after it); an unknown city, refused
+    later (422), gives the latest today on Earth (UTC+14)."""
+    city = City.objects.filter(slug=slug).first() if isinstance(slug, str) else None
+    if city is not None:
+        return city.local_now().date()
+    return (timezone.now() + dt.timedelta(hours=14)).date()
 
 
 def consent_errors(data: dict, private_key: str, errors: dict) -> None:
@@ -188,6 +210,12 @@ class SubmissionSerializer(StrictSerializer):
         start, end = _date(data.get("valid_from")), _date(data.get("valid_until"))
         if start and end and start > end and "valid_until" not in errors:
             errors["valid_until"] = ["Must not be earlier than valid_from."]
+        observed = _date(data.get("observed_on"))
+        if observed and "observed_on" not in errors:
+            if observed < EARLIEST_OBSERVED:
+                errors["observed_on"] = [f"Must not be before {EARLIEST_OBSERVED.isoformat()}."]
+            elif observed > _city_today(data.get("city")):
+                errors["observed_on"] = ["Must not be after today in the city."]
 
 
 class CityRequestSerializer(StrictSerializer):

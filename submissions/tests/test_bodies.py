@@ -6,6 +6,7 @@ value ``MISSING`` removes the key; expected is ``OK`` (202) or the issue path of
 
 import base64
 import copy
+import datetime as dt
 import io
 import struct
 
@@ -408,6 +409,24 @@ def submission_body(world) -> dict:
         "price": 12.9,
         "turnstile": "tok",
     }
+
+
+@pytest.mark.django_db
+def test_observed_on_is_not_after_the_citys_today_nor_before_2000(api, world, writes_open):
+    """A price cannot have been seen tomorrow in its city (whatever the date elsewhere), and
+    the year 1 is a slip (it opened a price-index month "0001-01")."""
+    today = world.city.local_now().date()
+    cases = [
+        (today.isoformat(), OK),
+        ((today + dt.timedelta(days=1)).isoformat(), "observed_on"),
+        ("2099-01-01", "observed_on"),
+        ("2000-01-01", OK),
+        ("1999-12-31", "observed_on"),
+        ("0001-01-01", "observed_on"),
+    ]
+    for i, (day, expected) in enumerate(cases):
+        body = {**submission_body(world), "observed_on": day, "notes": f"case {i}"}
+        check(api, "/api/v1/submissions", body, expected)
 
 
 @pytest.mark.django_db

@@ -215,6 +215,9 @@ def test_seconds_to_midnight_counts_real_seconds_across_a_clock_change(settings)
     assert seconds_to_midnight(now) == 25 * 3600
     settings.TIME_ZONE = "America/Sao_Paulo"
     assert seconds_to_midnight(dt.datetime(2026, 11, 24, 2, 0, tzinfo=dt.UTC)) == 3600
+    # rounded up: waiting as long as told lands after midnight, not 0.47 s before it
+    now = dt.datetime(2026, 11, 24, 2, 59, 58, 470000, tzinfo=dt.UTC)
+    assert seconds_to_midnight(now) == 2
 
 
 @pytest.mark.django_db
