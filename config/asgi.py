@@ -40,12 +40,15 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 async def _too_large(scope, send) -> None:
     """413 before Django: an ErrorResponse under /api/ (with the CORS header the API's
     answers carry), plain text elsewhere (the admin)."""
-    from beers.api.errors import ERRORS_LANGUAGE, error_body, is_api_path
+    from django.core.exceptions import RequestDataTooBig
+
+    from beers.api.errors import ERRORS_LANGUAGE, is_api_path, suspicious_error
 
     headers = [(b"content-type", b"text/plain; charset=utf-8")]
     body = b"Request body too large."
     if is_api_path(scope.get("path", "")):
-        body = json.dumps(error_body("payload_too_large", "Request body too large.")).encode()
+        _, error = suspicious_error(RequestDataTooBig())  # the view's own 413, word for word
+        body = json.dumps(error).encode()
         headers = [
             (b"content-type", b"application/json"),
             (b"content-language", ERRORS_LANGUAGE.encode()),

@@ -334,6 +334,8 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# decisions.md: menu photos' 2,200,000 bytes, the largest body any endpoint takes (the views'
+# limit for menu photos, and the ASGI router's for every body).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_200_000
 
 AUTH_PASSWORD_VALIDATORS = [

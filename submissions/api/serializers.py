@@ -7,7 +7,6 @@ are reported together with the field errors, one issue per problem.
 
 import datetime as dt
 
-from django.utils import timezone
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
@@ -80,13 +79,11 @@ def _date(value) -> dt.date | None:
 EARLIEST_OBSERVED = dt.date(2000, 1, 1)
 
 
-def _city_today(slug) -> dt.date:
-    """Today in the city (a price cannot have been seen after it); an unknown city, refused
-    later (422), gives the latest today on Earth (UTC+14)."""
+def _city_today(slug) -> dt.date | None:
+    """Today in the city (a price cannot have been seen after it); None for an unknown city,
+    which the service refuses (422)."""
     city = City.objects.filter(slug=slug).first() if isinstance(slug, str) else None
-    if city is not None:
-        return city.local_now().date()
-    return (timezone.now() + dt.timedelta(hours=14)).date()
+    return city.local_now().date() if city is not None else None
 
 
 def consent_errors(data: dict, private_key: str, errors: dict) -> None:
@@ -214,7 +211,7 @@ class SubmissionSerializer(StrictSerializer):
         if observed and "observed_on" not in errors:
             if observed < EARLIEST_OBSERVED:
                 errors["observed_on"] = [f"Must not be before {EARLIEST_OBSERVED.isoformat()}."]
-            elif observed > _city_today(data.get("city")):
+            elif (today := _city_today(data.get("city"))) and observed > today:
                 errors["observed_on"] = ["Must not be after today in the city."]
 
 
