@@ -160,6 +160,9 @@ class VenueAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmi
         (_("detalhes"), {"fields": ("instagram", "opening_hours", "attributes", "created_at")}),
     )
     inlines = (DealInline,)
+    # A bar's prices carry its city (Deal.city): a bar moved to another city would leave them
+    # behind, listed under a city the bar is no longer in.
+    fixed_on_change = ("slug", "city")
 
     def save_model(self, request, obj: Venue, form, change):
         if obj.neighbourhood_id is None:

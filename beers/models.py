@@ -156,9 +156,18 @@ class Venue(models.Model):
         return self.name
 
     def clean(self):
+        errors = {}
         bad = [a for a in (self.attributes or []) if a not in VENUE_ATTRIBUTES]
         if bad or len(self.attributes or []) > len(VENUE_ATTRIBUTES):
-            raise ValidationError({"attributes": _("Atributos desconhecidos: %s") % bad})
+            errors["attributes"] = _("Atributos desconhecidos: %s") % bad
+        if (
+            self.neighbourhood_id is not None
+            and self.city_id is not None
+            and self.neighbourhood.city_id != self.city_id
+        ):
+            errors["neighbourhood"] = _("Esse bairro é de outra cidade.")
+        if errors:
+            raise ValidationError(errors)
 
 
 class Brand(models.Model):

@@ -1,5 +1,7 @@
 """The moderators' admin over the demo data: every page renders, search and filters work."""
 
+import json
+
 import pytest
 from django.db.models import Q
 from django.urls import reverse
@@ -229,10 +231,24 @@ def test_new_bar_without_bairro_gets_the_one_that_holds_its_point(admin):
 def test_slugs_and_format_volume_are_read_only_once_saved(admin):
     venue = Venue.objects.first()
     form = admin.get(admin_url(Venue, "change", venue.pk)).context["adminform"].form
-    assert "slug" not in form.fields
+    # a bar's prices carry its city: it cannot be moved away from them
+    assert not {"slug", "city"} & set(form.fields)
     fmt = Format.objects.get(code="garrafa_600")
     form = admin.get(admin_url(Format, "change", fmt.pk)).context["adminform"].form
     assert not {"code", "type", "volume_ml"} & set(form.fields)
+
+
+def test_a_bar_cannot_take_a_bairro_of_another_city(admin):
+    venue = Venue.objects.filter(neighbourhood__isnull=False).first()
+    elsewhere = Neighbourhood.objects.exclude(city=venue.city_id).first()
+    data = form_data(admin.get(admin_url(Venue, "change", venue.pk)))
+    data.update(neighbourhood=elsewhere.pk, attributes=json.dumps(venue.attributes))
+
+    response = admin.post(admin_url(Venue, "change", venue.pk), data)
+
+    assert response.status_code == 200
+    assert "neighbourhood" in response.context["adminform"].form.errors
+    assert Venue.objects.get(pk=venue.pk).neighbourhood_id == venue.neighbourhood_id
 
 
 def test_price_checks_are_read_only(admin):
