@@ -1,7 +1,8 @@
 """The monthly price index of a city (datasets.md, `{city}/price-index.json`).
 
 A month is the city-local calendar month. Its observations are, for each `regular` price of
-the published set (published or disputed, at an open bar: the prices of `deals.json`), the
+the published set (published or disputed, at an open bar: the prices of `deals.json`) but
+those of a depósito where people cannot drink (not a bar, left out of the rankings too), the
 last check of that price inside the month, as a price per litre
 (`check.price_cents * 1000 / (units * volume_ml)`, cents per litre). Cells: the whole city
 (key null), each format type, each bairro (bars without one are left out of that scope) and
@@ -38,7 +39,7 @@ from beers.models import (
     PriceIndexHistory,
 )
 
-from .published import price_brand, published_deals
+from .published import NOT_A_BAR, price_brand, published_deals
 
 SCOPES = ("city", "format", "neighbourhood", "brand")
 # years 0001 to 9998: a month and the one after it must both be dates
@@ -139,11 +140,15 @@ def cell_figures(values: Iterable[tuple[tuple[int, int], int]]) -> dict:
     }
 
 
+def index_deals(city: City) -> QuerySet:
+    """The prices the index rests on: the city's `regular` published prices, at bars (not a
+    depósito where people cannot drink, as in the rankings)."""
+    return published_deals(city=city).filter(kind=DealKind.REGULAR).exclude(NOT_A_BAR)
+
+
 def observation_checks(city: City) -> QuerySet[PriceCheck]:
-    """Every check of the city's `regular` published prices: what the index is computed from."""
-    return PriceCheck.objects.filter(
-        deal__in=published_deals(city=city).filter(kind=DealKind.REGULAR)
-    )
+    """Every check of the prices the index rests on: what it is computed from."""
+    return PriceCheck.objects.filter(deal__in=index_deals(city))
 
 
 def latest_month(city: City) -> str | None:
@@ -239,8 +244,7 @@ def _cell_counts_postgresql(city: City, start: dt.datetime | None, end: dt.datet
     instants (width_bucket), not from a time zone conversion per check (0.57 s against
     0.09 s per 1M checks, one core); checks outside those months are converted."""
     deals = (
-        published_deals(city=city)
-        .filter(kind=DealKind.REGULAR)
+        index_deals(city)
         .order_by()
         .values(
             x_id=F("id"),

@@ -1,9 +1,14 @@
-"""The published set: the prices the open datasets carry and the price index rests on."""
+"""The published set: the prices the open datasets carry, and the base of the rankings and the
+price index."""
 
-from django.db.models import BigIntegerField, Func, QuerySet
+from django.db.models import BigIntegerField, Func, Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from beers.models import RANKED_STATUSES, City, Deal, VenueStatus
+from beers.models import RANKED_STATUSES, City, Deal, VenueKind, VenueStatus
+
+# A depósito where people cannot drink is not a bar (interface.md: "a deposito only counts when
+# true"): its prices stay out of the rankings and the price index; the datasets list them.
+NOT_A_BAR = Q(venue__kind=VenueKind.DEPOSITO, venue__on_site=False)
 
 
 def published_deals(*, city: City | None = None) -> QuerySet[Deal]:

@@ -29,12 +29,12 @@ from beers.models import (
     Deal,
     DealKind,
     Venue,
-    VenueKind,
     VenueStatus,
 )
 
 from . import cities, names, on_now, render
 from .prepared import Prepared
+from .published import NOT_A_BAR
 from .queries import CheapestQuery, SearchQuery, VenueQuery
 
 PRICE_ORDER = ("price_per_litre", "price_cents", "-verified_at", "id")
@@ -94,7 +94,7 @@ def _ranked(*, city_id: int, today: dt.date, oldest: dt.datetime) -> QuerySet[De
             venue__status=VenueStatus.OPEN,
             verified_at__gte=oldest,
         )
-        .exclude(venue__kind=VenueKind.DEPOSITO, venue__on_site=False)
+        .exclude(NOT_A_BAR)
         .filter(Q(valid_from__isnull=True) | Q(valid_from__lte=today))
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=today))
     )

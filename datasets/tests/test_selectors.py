@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from beers.models import CheckSource, PriceCheck
 from beers.selectors.catalog import catalog, cities_summary
-from beers.selectors.price_index import _local_months, price_index
+from beers.selectors.price_index import _local_months, latest_month, price_index
 from beers.services import deal_create, venue_create
 
 from .conftest import at
@@ -62,6 +62,33 @@ def test_only_regular_prices_of_the_published_set_count(world):
     # a combo, the promo a promo, the suspended and retired prices and the closed bar's are out.
     assert city["n"] == 2
     assert [c["key"] for c in cells if c["scope"] == "format"] == ["garrafa", "lata"]
+
+
+def test_a_depósito_counts_only_where_people_can_drink(world):
+    """interface.md: "a `deposito` only counts when true" (on_site): as in the rankings."""
+    for on_site, price_cents in ((False, 300), (True, 900)):
+        shop = venue_create(
+            city=world.manaus,
+            name=f"Depósito {on_site}",
+            lat=-3.1,
+            lng=-60.0,
+            kind="deposito",
+            on_site=on_site,
+        )
+        deal_create(
+            venue=shop,
+            format=world.garrafa,
+            price_cents=price_cents,
+            verified_at=at(2026, 10, 15, 12),
+            source=CheckSource.SUBMISSION,
+        )
+
+    cells = price_index(city=world.manaus, month="2026-10", now=at(2026, 12, 1))
+
+    city = next(c for c in cells if c["scope"] == "city")
+    # Bar do Porto was checked in September: the on-site depósito alone, 900 for 0.6 l
+    assert (city["n"], city["min_cents"]) == (1, 1500)
+    assert latest_month(world.manaus) == "2026-10"
 
 
 def test_bad_month_is_a_value_error(world):
