@@ -219,16 +219,20 @@ def _notify_submission_later(submission: PriceSubmission, deal: Deal) -> None:
 
 
 def submissions_notify_due() -> dict[str, int]:
-    """Hourly (Celery beat): the senders of prices approved before their validity began are
-    told on its first city-local day; the e-mail of a price that will not go live any more
-    (retired, its bar closed, its validity over) is deleted. Returns how many of each."""
-    from .tasks import submission_notify_live
+    """Hourly (Celery beat): every sender still holding an e-mail is told once their price or
+    city is live. That covers prices approved before their validity began (told on its first
+    city-local day) and messages whose send failed for longer than the task's own retries (a
+    relay down for an hour): they are tried again every hour until the daily purge takes the
+    address (services.NOTIFY_GRACE after the decision). The e-mail of a price that will not go
+    live any more (retired, its bar closed, its validity over) is deleted. Returns how many of
+    each (the tasks send once, whoever asks twice)."""
+    from .tasks import city_request_notify_live, submission_notify_live
 
-    counts = {"told": 0, "deleted": 0}
+    counts = {"told": 0, "deleted": 0, "cities_told": 0}
     waiting = PriceSubmission.objects.filter(
         state__in=[ReviewState.APPROVED, ReviewState.MERGED],
         email__isnull=False,
-        deal__valid_from__isnull=False,
+        deal__isnull=False,
     ).select_related("deal__city")
     for submission in waiting.iterator():
         deal, city = submission.deal, submission.deal.city
@@ -238,9 +242,25 @@ def submissions_notify_due() -> dict[str, int]:
             PriceSubmission.objects.filter(pk=submission.pk).update(email=None, email_index="")
             counts["deleted"] += 1
         elif day == today:
-            submission_notify_live.delay(submission.pk)  # sends once, whoever asks twice
-            counts["told"] += 1
+            counts["told"] += _queue(submission_notify_live, submission.pk)
+    # An approved city request's note is the slug of the city it was answered with.
+    live = dict(City.objects.filter(active=True).values_list("slug", "pk"))
+    asks = CityRequest.objects.filter(state=ReviewState.APPROVED, email__isnull=False)
+    for pk, slug in asks.values_list("pk", "decision_note"):
+        if slug in live:
+            counts["cities_told"] += _queue(city_request_notify_live, pk, live[slug])
     return counts
+
+
+def _queue(task, *args) -> int:
+    """Queue a notification: 1, or 0 when it failed at once (a task run eagerly, as under
+    `make run`, raises its send's failure here); the next hour tries again."""
+    try:
+        task.delay(*args)
+    except Exception as exc:  # the task's own message names only the row
+        logger.warning("%s%s not sent: %s", task.name, args, type(exc).__name__)
+        return 0
+    return 1
 
 
 @transaction.atomic

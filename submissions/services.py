@@ -57,7 +57,10 @@ DUPLICATE = "duplicate"
 FINGERPRINT_IGNORES = frozenset({"turnstile", "email", "contact", "consent"})
 PRIVATE_KEYS = frozenset({"turnstile", "email", "contact", "consent", "name"})
 BIGINT_MAX = 2**63 - 1
-NOTIFY_GRACE = dt.timedelta(days=1)  # the "it's live" e-mail retries for a few minutes
+# The "it's live" e-mail: its task retries for a few minutes, then the hourly
+# submissions_notify_due every hour, until the daily purge takes the address this long after
+# the decision (a relay down over a weekend still delivers).
+NOTIFY_GRACE = dt.timedelta(days=3)
 CONTACT_RETENTION = dt.timedelta(days=90)
 PHOTO_RETENTION = dt.timedelta(days=7)
 
@@ -351,9 +354,9 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
 
 def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
     """Delete bar-owner and menu-photo contacts older than 90 days, the e-mails of decided
-    submissions and city requests that no notification took away within a day (a relay that
-    refused the address for good, a price deleted meanwhile; a price whose validity begins
-    later keeps its sender's until a day after it began), and menu photos older than a week
+    submissions and city requests that no notification took away within NOTIFY_GRACE (a relay
+    that refused the address for good, a price deleted meanwhile; a price whose validity begins
+    later keeps its sender's until NOTIFY_GRACE after it began), and menu photos older than a week
     that were never read (their upload is marked expired)."""
     now = now or timezone.now()
     contact_cutoff = now - CONTACT_RETENTION

@@ -25,8 +25,8 @@ def menu_photos_due() -> int:
 @shared_task
 def contacts_purge() -> dict[str, int]:
     """Daily (config/celery.py beat schedule): bar-owner and menu-photo contacts older than
-    90 days, e-mails of decided submissions and city requests left after a day, and menu
-    photos never read within a week."""
+    90 days, e-mails of decided submissions and city requests left 3 days after the decision
+    (services.NOTIFY_GRACE), and menu photos never read within a week."""
     counts = services.contacts_purge()
     logger.info("contacts_purge: %s", counts)
     return counts
@@ -34,8 +34,8 @@ def contacts_purge() -> dict[str, int]:
 
 @shared_task
 def submissions_notify_due() -> dict[str, int]:
-    """Hourly (config/celery.py beat schedule): prices whose validity began today are told to
-    their senders."""
+    """Hourly (config/celery.py beat schedule): senders still holding an e-mail are told that
+    their price or city is live (a validity that began today, a send that failed before)."""
     counts = review.submissions_notify_due()
     logger.info("submissions_notify_due: %s", counts)
     return counts

@@ -503,6 +503,38 @@ def test_a_failed_send_keeps_the_email_for_the_retry(world, api, writes_open, mo
     assert PriceSubmission.objects.get(pk=sub.pk).email is None
 
 
+def _mail_down(monkeypatch):
+    def down(*args, **kwargs):
+        raise ConnectionRefusedError("relay down")
+
+    monkeypatch.setattr("django.core.mail.EmailMultiAlternatives.send", down)
+
+
+def test_a_send_that_failed_past_its_retries_is_tried_again_every_hour(
+    world, api, writes_open, mod, celery_eager, django_capture_on_commit_callbacks, monkeypatch
+):
+    """The relay is down through the task's own retries: the sender keeps their e-mail (the
+    purge too, within NOTIFY_GRACE) and the hourly task tells them once the relay is back."""
+    from submissions import review, services
+
+    sub = submit(api, world, email="quem@example.org", consent=True)
+    _mail_down(monkeypatch)
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(mod, sub, decision="approve")  # the eager task gave up
+    # still down an hour later: run eagerly, the task fails at once and nothing counts
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0, "cities_told": 0}
+    services.contacts_purge(now=timezone.now() + dt.timedelta(days=2))
+    assert PriceSubmission.objects.get(pk=sub.pk).email == "quem@example.org"
+    assert mail.outbox == []
+
+    monkeypatch.undo()
+    assert review.submissions_notify_due() == {"told": 1, "deleted": 0, "cities_told": 0}
+    assert [m.to for m in mail.outbox] == [["quem@example.org"]]
+    assert PriceSubmission.objects.get(pk=sub.pk).email is None
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0, "cities_told": 0}
+    assert len(mail.outbox) == 1
+
+
 def test_a_price_approved_before_its_validity_begins_is_told_on_its_first_day(
     mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks, monkeypatch
 ):
@@ -526,15 +558,15 @@ def test_a_price_approved_before_its_validity_begins_is_told_on_its_first_day(
 
     at_local(starts - dt.timedelta(days=1), 23, 59)  # the evening before, and long after review
     services.contacts_purge(now=timezone.now() + dt.timedelta(days=1))
-    assert review.submissions_notify_due() == {"told": 0, "deleted": 0}
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0, "cities_told": 0}
     assert PriceSubmission.objects.get(pk=sub.pk).email == "quem@example.org"
 
     at_local(starts, 0, 1)
-    assert review.submissions_notify_due() == {"told": 1, "deleted": 0}
+    assert review.submissions_notify_due() == {"told": 1, "deleted": 0, "cities_told": 0}
     assert [m.to for m in mail.outbox] == [["quem@example.org"]]
     assert "já está no ar" in mail.outbox[0].subject
     assert PriceSubmission.objects.get(pk=sub.pk).email is None
-    assert review.submissions_notify_due() == {"told": 0, "deleted": 0}
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0, "cities_told": 0}
     assert len(mail.outbox) == 1
 
 
@@ -548,7 +580,7 @@ def test_a_waiting_price_retired_before_its_first_day_loses_the_email_untold(
     decide(mod, sub, decision="approve")
     sub.refresh_from_db()
     Deal.objects.filter(pk=sub.deal_id).update(status=DealStatus.RETIRED)
-    assert review.submissions_notify_due() == {"told": 0, "deleted": 1}
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 1, "cities_told": 0}
     assert PriceSubmission.objects.get(pk=sub.pk).email is None
     assert mail.outbox == []
 
@@ -609,6 +641,38 @@ def test_city_requests_are_grouped_by_normalised_name_and_activation_tells_every
     assert [r.email for r in manaus] == [None, None, None]
     assert CityRequest.objects.get(city_key="belem").email == "c@example.org"
     assert LogEntry.objects.filter(object_id=str(ask.pk)).exists()
+
+
+def test_a_city_live_e_mail_that_failed_is_sent_by_the_hourly_task(
+    mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks, monkeypatch
+):
+    from submissions import review
+
+    ask_city(api, "Manaus", "a@example.org")
+    ask_city(api, "Belém", "c@example.org", ip="203.0.113.4")
+    Neighbourhood.objects.create(
+        city=world.inactive,
+        slug="centro",
+        name="Centro",
+        boundary={
+            "type": "Polygon",
+            "coordinates": [
+                [[-60.1, -3.2], [-59.9, -3.2], [-59.9, -3.0], [-60.1, -3.0], [-60.1, -3.2]]
+            ],
+        },
+    )
+    ask = CityRequest.objects.get(city_key="manaus")
+    url = reverse("admin:submissions_cityrequest_activate", args=[ask.pk])
+    _mail_down(monkeypatch)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert mod.post(url, {"city": world.inactive.pk}).status_code == 302
+    assert CityRequest.objects.get(pk=ask.pk).email == "a@example.org"
+
+    monkeypatch.undo()
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0, "cities_told": 1}
+    assert [m.to for m in mail.outbox] == [["a@example.org"]]  # not Belém, still pending
+    assert CityRequest.objects.get(pk=ask.pk).email is None
+    assert review.submissions_notify_due()["cities_told"] == 0
 
 
 # --- bar owners, reports, disputes ------------------------------------------------------------

@@ -223,11 +223,11 @@ def test_seconds_to_midnight_counts_real_seconds_across_a_clock_change(settings)
 @pytest.mark.django_db
 def test_contacts_purge_deletes_emails_no_notification_took_away(world):
     """The 'it's live' e-mail deletes the address once sent; when it never goes out (a relay
-    refusing the address for good), the address goes a day after the decision."""
+    refusing the address for good), the address goes 3 days after the decision."""
     now = timezone.now()
     rows = []
     for n, (state, decided_hours_ago) in enumerate(
-        [("approved", 30), ("rejected", 30), ("merged", 30), ("approved", 12), ("pending", None)]
+        [("approved", 73), ("rejected", 73), ("merged", 73), ("approved", 71), ("pending", None)]
     ):
         reviewed = now - dt.timedelta(hours=decided_hours_ago) if decided_hours_ago else None
         rows.append(
@@ -248,7 +248,7 @@ def test_contacts_purge_deletes_emails_no_notification_took_away(world):
         format=world.deal.format,
         payload={},
         state="approved",
-        reviewed_at=now - dt.timedelta(days=2),
+        reviewed_at=now - dt.timedelta(days=4),
         email="viu@example.com",
         email_index="x",
     )
@@ -259,7 +259,7 @@ def test_contacts_purge_deletes_emails_no_notification_took_away(world):
         None,
         None,
         None,
-        "quem3@example.com",  # decided 12 hours ago: the notification may still be retrying
+        "quem3@example.com",  # decided 71 hours ago: the notification may still be retrying
         "quem4@example.com",  # pending
     ]
     submission.refresh_from_db()
