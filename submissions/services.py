@@ -28,6 +28,7 @@ from beers.models import (
     Deal,
     DealStatus,
     Format,
+    PriceCheck,
     Venue,
     VenueStatus,
 )
@@ -298,10 +299,25 @@ def _deal_for_update(deal_id: int) -> Deal:
     return deal
 
 
+def _confirmed_at_this_amount(deal: Deal, address_hash: str) -> bool:
+    """The address already confirmed the price since it has its amount (another day): the
+    label says "confirmed by N people", so it counts once."""
+    changed = (
+        PriceCheck.objects.filter(deal=deal)
+        .exclude(price_cents=deal.price_cents)
+        .aggregate(at=models.Max("checked_at"))["at"]
+    )
+    earlier = DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, counted=True)
+    if changed is not None:
+        earlier = earlier.filter(created_at__gt=changed)
+    return earlier.exists()
+
+
 @transaction.atomic
 def deal_confirm(*, deal_id: int, address_hash: str) -> str:
-    """A confirmation: with no open disputes it is a check of the price (verified now, one
-    more confirmation); while disputes are open it is kept but changes nothing.
+    """A confirmation: with no open disputes it is a check of the price (verified now) and,
+    from an address that has not confirmed this amount before, one more confirmation (the
+    label counts people); while disputes are open it is kept but changes nothing.
     Once per address, price and city-local day; a repeat is a duplicate."""
     deal = _deal_for_update(deal_id)
     city = City.objects.get(pk=deal.city_id)
@@ -309,6 +325,7 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     if DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
         return DUPLICATE
     counted = deal.open_disputes == 0
+    new_person = counted and not _confirmed_at_this_amount(deal, address_hash)
     try:
         with transaction.atomic():
             DealConfirmation.objects.create(
@@ -318,7 +335,8 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
         return DUPLICATE
     if counted:
         deal_record_check(deal=deal, source=CheckSource.CONFIRMATION)
-        Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
+        if new_person:
+            Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
         answers_changed(city=city.slug, venue_id=deal.venue_id)
     return RECEIVED
 
@@ -326,11 +344,15 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
 @transaction.atomic
 def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None) -> str:
     """A dispute: one more open dispute; 2 open → disputed, 3 → suspended (out of the
-    rankings until a moderator decides). Once per address, price and city-local day."""
+    rankings until a moderator decides). Once per address, price and city-local day, and
+    while the address's earlier dispute of the price still waits for review a new one is
+    a duplicate (the same thing from the same address): one address alone never makes a
+    price disputed or takes it out."""
     deal = _deal_for_update(deal_id)
     city = City.objects.get(pk=deal.city_id)
     day = city.local_now().date()
-    if DealDispute.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
+    mine = DealDispute.objects.filter(deal=deal, address_hash=address_hash)
+    if mine.filter(models.Q(day=day) | _PENDING).exists():
         return DUPLICATE
     try:
         with transaction.atomic():

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from beers.errors import ApplicationError
 from beers.models import Deal, PriceCheck
+from beers.services import deal_record_check
 from submissions import services
 from submissions.models import (
     BarOwnerMessage,
@@ -61,6 +62,53 @@ def test_the_day_is_the_city_local_day(world, monkeypatch):
     assert DealConfirmation.objects.get(deal=deal).day == dt.date(2026, 11, 23)
     monkeypatch.setattr(timezone, "now", lambda: dt.datetime(2026, 11, 24, 3, 30, tzinfo=dt.UTC))
     assert services.deal_confirm(deal_id=deal.pk, address_hash=A) == "received"
+
+
+def next_day(monkeypatch, days: int = 1):
+    later = timezone.now() + dt.timedelta(days=days)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+
+
+@pytest.mark.django_db
+def test_one_address_confirming_day_after_day_is_one_person(world, monkeypatch):
+    """The label says "confirmed by N people": an address counts once per amount, while each
+    day's confirmation still verifies the price."""
+    deal = world.fresh_deal()
+    assert services.deal_confirm(deal_id=deal.pk, address_hash=A) == "received"
+    for days in (1, 2):
+        next_day(monkeypatch, days)
+        assert services.deal_confirm(deal_id=deal.pk, address_hash=A) == "received"
+    deal = reload(deal)
+    assert deal.confirmations == 1
+    assert deal.verified_at > timezone.now() - dt.timedelta(minutes=1)  # verified today
+    assert PriceCheck.objects.filter(deal=deal, source="confirmation").count() == 3
+    services.deal_confirm(deal_id=deal.pk, address_hash=B)
+    assert reload(deal).confirmations == 2
+    # a new amount starts the count again: the same address counts for it
+    next_day(monkeypatch, 3)
+    deal_record_check(deal=reload(deal), source="moderator", price_cents=990)
+    assert reload(deal).confirmations == 0
+    next_day(monkeypatch, 4)
+    services.deal_confirm(deal_id=deal.pk, address_hash=A)
+    assert reload(deal).confirmations == 1
+
+
+@pytest.mark.django_db
+def test_one_address_cannot_dispute_a_price_out_alone(world, monkeypatch):
+    """While its dispute waits for review, the address's next one (another day) is the same
+    thing from the same address: a duplicate."""
+    deal = world.fresh_deal()
+    assert services.deal_dispute(deal_id=deal.pk, address_hash=A) == "received"
+    for days in (1, 2):
+        next_day(monkeypatch, days)
+        assert services.deal_dispute(deal_id=deal.pk, address_hash=A, price=3) == "duplicate"
+    deal = reload(deal)
+    assert (deal.open_disputes, deal.status) == (1, "published")
+    assert DealDispute.objects.filter(deal=deal).count() == 1
+    # once it was decided, the address may dispute the price again
+    DealDispute.objects.filter(deal=deal).update(state="rejected")
+    Deal.objects.filter(pk=deal.pk).update(open_disputes=0)
+    assert services.deal_dispute(deal_id=deal.pk, address_hash=A) == "received"
 
 
 @pytest.mark.django_db
