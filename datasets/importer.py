@@ -37,6 +37,7 @@ from beers.models import (
     FORMAT_CODE_RE,
     FORMAT_TYPE_RE,
     INSTAGRAM_RE,
+    RANKED_STATUSES,
     SLUG_RE,
     SUSPENDED_AT,
     UF_CODES,
@@ -105,6 +106,10 @@ class ImportResult:
     deals: int = 0
     checks_created: int = 0
     index_cells: int = 0
+    # --mirror: what the database published that the tree no longer does
+    withdrawn_cities: int = 0
+    withdrawn_venues: int = 0
+    withdrawn_deals: int = 0
     notes: list[str] = field(default_factory=list)
 
 
@@ -1014,6 +1019,32 @@ def _check_index(root: Path, counts: dict[str, dict[str, int]]) -> None:
         raise ImportRefused(rel, "must name cities.json and catalog.json", field="files")
 
 
+def _withdraw(city: City, venue_ids: set[int], deal_ids: set[int], result: ImportResult) -> None:
+    """--mirror: the city's bars missing from venues-all.json (which lists closed ones too:
+    the source deleted them) are deleted with their prices, and its published or disputed
+    prices missing from deals.json are retired (retired, suspended or deleted at the source:
+    the tree does not say which); a later tree that lists them again publishes them again."""
+    gone = [
+        pk
+        for pk in Venue.objects.filter(city=city).values_list("pk", flat=True)
+        if pk not in venue_ids
+    ]
+    for start in range(0, len(gone), BATCH):
+        Venue.objects.filter(pk__in=gone[start : start + BATCH]).delete()
+    result.withdrawn_venues += len(gone)
+    gone = [
+        pk
+        for pk in Deal.objects.filter(city=city, status__in=RANKED_STATUSES).values_list(
+            "pk", flat=True
+        )
+        if pk not in deal_ids
+    ]
+    for start in range(0, len(gone), BATCH):
+        result.withdrawn_deals += Deal.objects.filter(pk__in=gone[start : start + BATCH]).update(
+            status=DealStatus.RETIRED
+        )
+
+
 def _reset_sequences() -> None:
     """After rows with explicit ids, the next id must come after them (PostgreSQL)."""
     models = [City, Neighbourhood, Venue, Brand, Beer, Format, Deal, PriceCheck]
@@ -1024,9 +1055,13 @@ def _reset_sequences() -> None:
                 cursor.execute(sql)
 
 
-def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportResult:
+def datasets_import(
+    directory: Path, *, progress: bool | None = None, mirror: bool = False
+) -> ImportResult:
     """Load the tree in `directory` (datasets.md layout). All or nothing: raises
-    ImportRefused, with the database unchanged, on the first malformed file or item."""
+    ImportRefused, with the database unchanged, on the first malformed file or item.
+    With `mirror`, what the database publishes and the tree does not is withdrawn
+    (_withdraw), so that a mirror follows its source's removals too."""
     root = Path(directory)
     bar = sys.stderr.isatty() if progress is None else progress
     result = ImportResult()
@@ -1041,6 +1076,8 @@ def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportR
             hoods, features = _import_neighbourhoods(root, city, result)
             venue_ids = _import_venues(root, city, hoods, result, venues_of, venue_digests)
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of)
+            if mirror:
+                _withdraw(city, set(venue_ids), deals_of, result)
             index_items = _import_price_index(root, city, result)
             counts[city.slug] = {
                 "deals": deals,
@@ -1051,6 +1088,12 @@ def datasets_import(directory: Path, *, progress: bool | None = None) -> ImportR
                 "neighbourhoods": features,
             }
         _check_index(root, counts)
+        if mirror:
+            result.withdrawn_cities = (
+                City.objects.filter(active=True)
+                .exclude(pk__in=[city.pk for city in cities])
+                .update(active=False)
+            )
         _reset_sequences()
         datasets_schedule_export()  # the served files and the live answers follow
     return result

@@ -84,6 +84,37 @@ def test_importing_twice_changes_nothing_and_adds_no_checks(exported, tmp_path):
     assert tree(exported) == tree(again)
 
 
+def test_a_mirror_follows_what_its_source_withdrew(world, exported, tmp_path):
+    """T1, then at the source: a price retired, a bar deleted, a city put off; T2. A database
+    loaded from T1 gives T2's files after `--mirror` T2; a plain import (upsert) keeps all."""
+    Deal.objects.filter(pk=world.deals.regular.pk).update(status="retired")
+    Venue.objects.filter(pk=world.aspas.pk).delete()
+    City.objects.filter(slug="manaus").update(active=False)
+    t2 = tmp_path / "t2"
+    datasets_export(directory=t2, progress=False)
+    wipe_database()
+    datasets_import(exported, progress=False)
+
+    datasets_import(t2, progress=False)
+    plain = tmp_path / "plain"
+    datasets_export(directory=plain, progress=False)
+    assert (plain / "manaus").is_dir()
+    assert Deal.objects.get(pk=world.deals.regular.pk).status == "published"
+
+    copy = tmp_path / "copy"
+    shutil.copytree(t2, copy)
+    call_command("import_datasets", str(copy), "--mirror")
+    assert Deal.objects.get(pk=world.deals.regular.pk).status == "retired"
+    assert not Venue.objects.filter(pk=world.aspas.pk).exists()
+    assert not City.objects.get(slug="manaus").active
+    mirrored = tmp_path / "mirrored"
+    datasets_export(directory=mirrored, progress=False)
+    assert_same_trees(t2, mirrored)
+    # what the source lists again is published again
+    datasets_import(exported, progress=False)
+    assert Deal.objects.get(pk=world.deals.regular.pk).status == "published"
+
+
 def test_import_updates_existing_rows(world, exported):
     path = exported / "sao-paulo" / "deals.json"
     data = read_json(path)

@@ -16,14 +16,22 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("directory", type=Path)
+        parser.add_argument(
+            "--mirror",
+            action="store_true",
+            help=(
+                "follow the tree's removals too: delete the bars, retire the prices and "
+                "deactivate the cities the database has and the tree does not list"
+            ),
+        )
 
-    def handle(self, *args, directory: Path, **options):
+    def handle(self, *args, directory: Path, mirror: bool = False, **options):
         if not directory.is_dir():
             raise CommandError(f"{directory} is not a folder")
         quiet = is_quiet(self, options)
         try:
             with quiet_logs(quiet):
-                result = datasets_import(directory)
+                result = datasets_import(directory, mirror=mirror)
         except ImportRefused as exc:
             raise CommandError(f"import refused, nothing changed: {exc}") from None
         if quiet:
@@ -35,3 +43,8 @@ class Command(BaseCommand):
             f"{result.formats} formats, {result.neighbourhoods} bairros, {result.venues} bars, "
             f"{result.deals} prices ({result.checks_created} checks added)"
         )
+        if mirror:
+            self.stdout.write(
+                f"withdrawn: {result.withdrawn_cities} cities, {result.withdrawn_venues} bars, "
+                f"{result.withdrawn_deals} prices"
+            )
