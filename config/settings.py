@@ -250,6 +250,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_CONTENT_NEGOTIATION_CLASS": "beers.api.negotiation.IgnoreAcceptHeader",
+    "DEFAULT_METADATA_CLASS": "beers.api.metadata.AllowOnly",
     "EXCEPTION_HANDLER": "beers.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # ?format= is our filter (format type or code), not DRF's renderer switch.
@@ -270,6 +271,7 @@ SPECTACULAR_SETTINGS = {
         "outreach.openapi.add_optout_paths",
         "beers.api.schema.bound_deal_lists",
         "beers.api.schema.request_body_names",
+        "beers.api.schema.text_without_nul",
         "beers.api.schema.retry_after_headers",
     ],
     # The same choice sets appear in answers and in write bodies: one name each.

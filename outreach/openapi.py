@@ -54,6 +54,15 @@ def add_optout_paths(result, generator, request, public):
                     "description": "the same confirmation page for every token",
                     "content": _HTML,
                 },
+                "413": {
+                    "description": "a form body over DATA_UPLOAD_MAX_MEMORY_SIZE "
+                    "(payload_too_large)",
+                    "content": {
+                        "application/json": {
+                            "schema": {"$ref": "#/components/schemas/ErrorResponse"}
+                        }
+                    },
+                },
                 "429": _TOO_MANY,
             },
         },

@@ -57,6 +57,7 @@ def test_openapi_has_the_static_files_and_the_optout_page(client, db):
     token = optout["get"]["parameters"][0]
     assert token["schema"]["pattern"] == r"^[0-9]{1,9}\.[A-Za-z0-9_-]{43}$"
     assert "text/html" in optout["post"]["responses"]["200"]["content"]
+    assert set(optout["post"]["responses"]) == {"200", "413", "429"}  # a form body too big
 
 
 def test_every_429_and_503_says_retry_after(client, db):
@@ -77,6 +78,35 @@ def test_every_429_and_503_says_retry_after(client, db):
         ("post", "/api/v1/deals/{id}/confirm", "503"),
     ):
         assert expected in seen
+
+
+def test_free_text_of_write_bodies_says_nul_is_refused(client, db, settings):
+    """DRF refuses U+0000 in text (PostgreSQL cannot store it): the description says so, and
+    a value its pattern refuses is the one the service refuses."""
+    import re
+
+    document = json.loads(client.get("/api/v1/openapi.json").content)
+    report = document["components"]["schemas"]["Report"]["properties"]
+    pattern = report["message"]["pattern"]
+    assert report["turnstile"]["pattern"] == pattern
+    assert re.fullmatch(pattern, "linha 1") and not re.fullmatch(pattern, "linha\x001")
+    assert "pattern" not in report["reason"]  # a fixed set of values
+    for name in ("Submission", "CityRequest", "BarOwnerRequest", "MenuPhotoUpload"):
+        for key, prop in document["components"]["schemas"][name]["properties"].items():
+            if prop.get("type") in ("string", ["string", "null"]):
+                assert {"pattern", "format", "enum", "const"} & set(prop), (name, key)
+    settings.TURNSTILE_SECRET_KEY = "1x0000000000000000000000000000000AA"  # always passes
+    body = {"reason": "other", "message": "linha\x001", "turnstile": "t"}
+    response = client.post("/api/v1/reports", body, content_type="application/json")
+    assert response.status_code == 400
+    assert [i["path"] for i in response.json()["issues"]] == ["message"]
+
+
+def test_a_plain_options_request_gets_the_allowed_methods_only(client, db):
+    response = client.options("/api/v1/submissions")
+    assert response.status_code == 200
+    assert response.json() == {}  # not DRF's view name, renderers and parsers
+    assert set(response["Allow"].replace(" ", "").split(",")) == {"POST", "OPTIONS"}
 
 
 def test_docs_page_renders(client, db):

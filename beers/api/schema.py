@@ -331,3 +331,31 @@ def request_body_names(result, generator, request, public):
         names.get(name, name): schema for name, schema in result["components"]["schemas"].items()
     }
     return result
+
+
+NO_NUL = "^[^\\u0000]*$"
+
+
+def text_without_nul(result, generator, request, public):
+    """drf-spectacular hook: text in a write body may not hold U+0000 (DRF's CharField
+    refuses it: PostgreSQL cannot store it), so every free-text string of a request body says
+    so with a pattern; those with a pattern, a format or a fixed set of values already
+    exclude it."""
+    schemas = result.get("components", {}).get("schemas", {})
+    bodies = set()
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            if isinstance(operation, dict) and "requestBody" in operation:
+                bodies |= _refs(operation["requestBody"])
+    seen: set[str] = set()
+    while bodies - seen:
+        name = (bodies - seen).pop()
+        seen.add(name)
+        bodies |= _refs(schemas.get(name, {}))
+    for name in seen:
+        for prop in schemas.get(name, {}).get("properties", {}).values():
+            types = prop.get("type")
+            is_text = types == "string" or (isinstance(types, list) and "string" in types)
+            if is_text and not {"pattern", "format", "enum", "const"} & set(prop):
+                prop["pattern"] = NO_NUL
+    return result

@@ -178,7 +178,7 @@ class SubmissionSerializer(StrictSerializer):
     open_bar_minutes = StrictIntegerField(min_value=1, max_value=1440, required=False)
     schedules = ScheduleDraftSerializer(many=True, required=False, max_length=14)
     valid_from = StrictDateField(required=False)
-    valid_until = StrictDateField(required=False)
+    valid_until = StrictDateField(required=False, help_text="not earlier than valid_from")
     conditions = StrictCharField(max_length=280, required=False)
     service_charge_pct = StrictIntegerField(min_value=0, max_value=30, required=False)
     couvert = StrictFloatField(min_value=0, max_value=1000, required=False)
@@ -187,12 +187,22 @@ class SubmissionSerializer(StrictSerializer):
     )
     seen_in = StrictChoiceField(choices=list(SEEN_IN), required=False)
     link = StrictUriField(max_length=500, required=False)
-    observed_on = StrictDateField(required=False, help_text="city-local date the price was seen")
+    observed_on = StrictDateField(
+        required=False,
+        help_text=(
+            "city-local date the price was seen: not after today in the city, not before 2000-01-01"
+        ),
+    )
     notes = StrictCharField(max_length=500, required=False)
     is_owner = StrictBooleanField(required=False)
     nickname = StrictCharField(min_length=2, max_length=40, required=False)
     email = StrictEmailField(
-        max_length=200, required=False, help_text="used only to tell the sender the price is live"
+        max_length=200,
+        required=False,
+        help_text=(
+            "used only to tell the sender the price is live; an address at a domain name "
+            "(name@example.org), unquoted"
+        ),
     )
     consent = StrictBooleanField(required=False, help_text="required (true) with an e-mail")
     turnstile = turnstile_field()
@@ -224,7 +234,12 @@ class CityRequestSerializer(StrictSerializer):
         help_text="as written (abbreviation or full name)",
     )
     email = StrictEmailField(
-        max_length=200, required=False, help_text="used only to say the city is live, then deleted"
+        max_length=200,
+        required=False,
+        help_text=(
+            "used only to say the city is live, then deleted; an address at a domain name "
+            "(name@example.org), unquoted"
+        ),
     )
     consent = StrictBooleanField(required=False, help_text="required (true) with an e-mail")
     turnstile = turnstile_field()
