@@ -305,11 +305,8 @@ def _renamed(node, names: dict[str, str]):
     return node
 
 
-def request_body_names(result, generator, request, public):
-    """drf-spectacular hook: the write bodies keep interface.md's names (`Submission`,
-    `CityRequest`, …). COMPONENT_SPLIT_REQUEST, which gives request bodies their own
-    components (with `minLength` on required text), names them `SubmissionRequest`,
-    `CityRequestRequest`; the suffix goes where the plain name is free."""
+def _body_components(result) -> set[str]:
+    """Names of the components the request bodies use, and those they hold in turn."""
     schemas = result.get("components", {}).get("schemas", {})
     bodies = set()
     for path in result.get("paths", {}).values():
@@ -317,10 +314,20 @@ def request_body_names(result, generator, request, public):
             if isinstance(operation, dict) and "requestBody" in operation:
                 bodies |= _refs(operation["requestBody"])
     seen: set[str] = set()
-    while bodies - seen:  # and the components those bodies hold
+    while bodies - seen:
         name = (bodies - seen).pop()
         seen.add(name)
         bodies |= _refs(schemas.get(name, {}))
+    return seen
+
+
+def request_body_names(result, generator, request, public):
+    """drf-spectacular hook: the write bodies keep interface.md's names (`Submission`,
+    `CityRequest`, …). COMPONENT_SPLIT_REQUEST, which gives request bodies their own
+    components (with `minLength` on required text), names them `SubmissionRequest`,
+    `CityRequestRequest`; the suffix goes where the plain name is free."""
+    schemas = result.get("components", {}).get("schemas", {})
+    seen = _body_components(result)
     names = {
         name: name.removesuffix("Request")
         for name in seen
@@ -342,17 +349,7 @@ def text_without_nul(result, generator, request, public):
     so with a pattern; those with a pattern, a format or a fixed set of values already
     exclude it."""
     schemas = result.get("components", {}).get("schemas", {})
-    bodies = set()
-    for path in result.get("paths", {}).values():
-        for operation in path.values():
-            if isinstance(operation, dict) and "requestBody" in operation:
-                bodies |= _refs(operation["requestBody"])
-    seen: set[str] = set()
-    while bodies - seen:
-        name = (bodies - seen).pop()
-        seen.add(name)
-        bodies |= _refs(schemas.get(name, {}))
-    for name in seen:
+    for name in _body_components(result):
         for prop in schemas.get(name, {}).get("properties", {}).values():
             types = prop.get("type")
             is_text = types == "string" or (isinstance(types, list) and "string" in types)

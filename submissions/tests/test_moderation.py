@@ -596,6 +596,21 @@ def ask_city(api, name, email=None, ip="203.0.113.9"):
     assert api.post("/api/v1/city-requests", body).status_code == 202
 
 
+def give_centro(city):
+    """A bairro with a boundary: the last item of the activation checklist."""
+    Neighbourhood.objects.create(
+        city=city,
+        slug="centro",
+        name="Centro",
+        boundary={
+            "type": "Polygon",
+            "coordinates": [
+                [[-60.1, -3.2], [-59.9, -3.2], [-59.9, -3.0], [-60.1, -3.0], [-60.1, -3.2]]
+            ],
+        },
+    )
+
+
 def test_city_requests_are_grouped_by_normalised_name_and_activation_tells_everyone(
     mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks
 ):
@@ -618,17 +633,7 @@ def test_city_requests_are_grouped_by_normalised_name_and_activation_tells_every
     assert not world.inactive.__class__.objects.get(pk=world.inactive.pk).active
     assert CityRequest.objects.filter(state=ReviewState.PENDING).count() == 4
 
-    Neighbourhood.objects.create(
-        city=world.inactive,
-        slug="centro",
-        name="Centro",
-        boundary={
-            "type": "Polygon",
-            "coordinates": [
-                [[-60.1, -3.2], [-59.9, -3.2], [-59.9, -3.0], [-60.1, -3.0], [-60.1, -3.2]]
-            ],
-        },
-    )
+    give_centro(world.inactive)
     assert "❌" not in mod.get(url).content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         response = mod.post(url, {"city": world.inactive.pk})
@@ -650,17 +655,7 @@ def test_a_city_live_e_mail_that_failed_is_sent_by_the_hourly_task(
 
     ask_city(api, "Manaus", "a@example.org")
     ask_city(api, "Belém", "c@example.org", ip="203.0.113.4")
-    Neighbourhood.objects.create(
-        city=world.inactive,
-        slug="centro",
-        name="Centro",
-        boundary={
-            "type": "Polygon",
-            "coordinates": [
-                [[-60.1, -3.2], [-59.9, -3.2], [-59.9, -3.0], [-60.1, -3.0], [-60.1, -3.2]]
-            ],
-        },
-    )
+    give_centro(world.inactive)
     ask = CityRequest.objects.get(city_key="manaus")
     url = reverse("admin:submissions_cityrequest_activate", args=[ask.pk])
     _mail_down(monkeypatch)
