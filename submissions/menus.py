@@ -4,8 +4,10 @@ A line is a draft when it shows a price (`R$ 14,90`, `14,90`, `14.90`, `R$ 14`);
 the line is searched for the catalogue's beers and brands (the longest name wins, by
 `name_key`), a volume (`600ml`, `1 L`, `2,5 litros`) and a kind of serving (`lata`, `long
 neck` or `LN`, `garrafa`, `litrão`, `chopp`, `torre`). The format is the catalogue's one with
-that type and volume, or the only one with the volume or type found. Words of offers the reader cannot model (`balde`,
-`combo`, `dobro`, `happy hour`, `2x`, `2 por`...) mark the draft for a person.
+that type and volume, or the only one with the volume or type found. Words of offers the
+reader cannot model (`balde`, `combo`, `dobro`, `happy hour`, `2x`, `2 por`...) mark the draft
+for a person, and so does a line showing several prices (two columns read as one line, two
+sizes): it gives a draft per price, each with the words before it.
 """
 
 import re
@@ -152,5 +154,29 @@ def read_line(line: str, catalogue: Catalogue) -> Draft | None:
     return draft
 
 
+def segments(line: str) -> list[str]:
+    """A line cut after each price it shows: two columns the reader joined ("Amstel long neck
+    330ml R$ 9,90  Skol lata 350ml R$ 4,50") or two sizes on one line ("Chopp 300ml R$ 9,50
+    500ml R$ 14,00") give one piece per price, each with the words before it; what follows
+    the last price stays with it."""
+    ends = [match.end() for match in PRICE_RE.finditer(line)]
+    if len(ends) < 2:
+        return [line]
+    starts = [0, *ends[:-1]]
+    return [line[start:end] for start, end in zip(starts, [*ends[:-1], len(line)], strict=True)]
+
+
 def read_menu(lines: list[str], catalogue: Catalogue) -> list[Draft]:
-    return [draft for line in lines if (draft := read_line(line, catalogue)) is not None]
+    """The drafts of a menu's lines. A line showing several prices gives a draft per price,
+    each marked for a person: which words go with which price is a guess there."""
+    drafts = []
+    for line in lines:
+        pieces = segments(line)
+        for piece in pieces:
+            draft = read_line(piece, catalogue)
+            if draft is None:
+                continue
+            if len(pieces) > 1:
+                draft.notes.append(f"one of {len(pieces)} prices on its line")
+            drafts.append(draft)
+    return drafts

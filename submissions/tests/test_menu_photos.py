@@ -26,12 +26,16 @@ MENU = [
 ]
 
 
-def menu_jpeg(lines: list[str]) -> bytes:
+def menu_jpeg(lines: list[str], *, columns: list[str] | None = None) -> bytes:
+    """A rendered menu; with `columns`, a second column of lines to the right."""
     font = ImageFont.load_default(size=40)
-    image = Image.new("RGB", (1000, 60 + 70 * len(lines)), "white")
+    width = 1900 if columns else 1000
+    image = Image.new("RGB", (width, 60 + 70 * len(lines)), "white")
     draw = ImageDraw.Draw(image)
     for i, line in enumerate(lines):
         draw.text((30, 30 + 70 * i), line, fill="black", font=font)
+    for i, line in enumerate(columns or []):
+        draw.text((1000, 30 + 70 * i), line, fill="black", font=font)
     buffer = io.BytesIO()
     image.save(buffer, "JPEG", quality=90)
     return buffer.getvalue()
@@ -56,11 +60,11 @@ def catalogue(world):
     return {"beer": beer, "brahma": brahma, "lata": lata, "chopp": chopp}
 
 
-def upload(api, world, lines, *, ref: str | None = None):
+def upload(api, world, lines, *, ref: str | None = None, columns: list[str] | None = None):
     body = {
         "city": world.city.slug,
         "venue": world.venue.slug,
-        "images": [data_uri(menu_jpeg(lines))],
+        "images": [data_uri(menu_jpeg(lines, columns=columns))],
         "turnstile": ALWAYS_PASS,
     }
     if ref:
@@ -143,6 +147,26 @@ def test_a_menu_line_with_a_price_is_a_draft(line, price, beer, brand, fmt, note
     assert draft.notes == notes
 
 
+@pytest.mark.parametrize(
+    "line, drafts",
+    [
+        # two columns read as one printed line
+        (
+            "Heineken LN 330ml R$ 9,90 Brahma Chopp lata 350ml R$ 4,50",
+            [(990, 0, None, 4), (450, 1, None, 2)],
+        ),
+        # two sizes on one line: the second price's words do not name the beer
+        ("Chopp Brahma 300ml R$ 9,50 500ml R$ 14,00", [(950, None, 100, 8), (1400, None, None, 9)]),
+        ("Heineken 600ml R$15 - 2 por R$ 28", [(1500, 0, None, 6), (2800, None, None, None)]),
+    ],
+)
+def test_a_line_with_several_prices_gives_a_draft_each_for_a_person(line, drafts):
+    read = menus.read_menu([line], CATALOGUE)
+    assert [(d.price_cents, d.beer_id, d.brand_id, d.format_id) for d in read] == drafts
+    assert all("one of 2 prices on its line" in d.notes for d in read)
+    assert menus.read_menu(["Heineken 600ml ..... R$ 14,90"], CATALOGUE)[0].notes == []
+
+
 @pytest.mark.parametrize("line", ["CARDÁPIO", "Heineken 600ml", "Aberto das 17h às 23h", ""])
 def test_a_line_without_a_price_is_no_draft(line):
     assert menus.read_line(line, CATALOGUE) is None
@@ -179,6 +203,30 @@ def test_a_trusted_menu_goes_live_at_once_inside_the_hard_bounds(
     # R$ 900 for 300 ml is R$ 3.000 a litre: a misread, for a person to look at
     assert dear.state == ReviewState.PENDING and dear.decision_note == "outside the hard bounds"
     assert dear.deal is None
+
+
+@pytest.mark.django_db
+def test_a_trusted_menu_in_two_columns_waits_for_a_person_with_each_price_in_its_draft(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """The reader joins the two columns of a printed row into one line: its two prices give
+    a draft each, with the right words, and neither goes live on its own."""
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(
+            api,
+            world,
+            ["Heineken 600ml R$ 14,90"],
+            columns=["Heineken lata 350ml R$ 7,50"],
+            ref=menu_link_ref(world.venue.pk),
+        )
+    drafts = MenuDraft.objects.order_by("price_cents")
+    assert [(d.price_cents, d.beer, d.format) for d in drafts] == [
+        (750, catalogue["beer"], catalogue["lata"]),
+        (1490, catalogue["beer"], world.format),
+    ]
+    assert {d.state for d in drafts} == {ReviewState.PENDING}
+    assert all("one of 2 prices on its line" in d.notes for d in drafts)
+    assert not Deal.objects.filter(price_cents__in=[750, 1490]).exists()
 
 
 @pytest.mark.django_db
