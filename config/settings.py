@@ -323,6 +323,9 @@ EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
 EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
 EMAIL_TIMEOUT = 10
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default=f"{SITE_NAME} <nao-responda@localhost>")
+# Where a bar that opted out by mistake may answer: the confirmation's Reply-To (none: the
+# confirmation points to the site instead of asking for a reply to a no-reply sender).
+OUTREACH_REPLY_TO = env.str("OUTREACH_REPLY_TO", default="")
 
 # --- Security -------------------------------------------------------------------------------
 SESSION_COOKIE_SECURE = not DEBUG

@@ -3,7 +3,7 @@
 import datetime as dt
 
 from django.conf import settings
-from django.core.mail import send_mail
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.db.models import Q
 from django.template.loader import render_to_string
@@ -22,14 +22,31 @@ class ConfirmationNotSent(Exception):
 NO_CHANNEL = dict(by_email=False, by_whatsapp=False, by_instagram=False, by_phone=False)
 
 
+# Leads whose own person opted out, by their token (a confirmation is owed or was sent); a
+# move made in the admin is the moderators' to undo.
+OPTED_OUT = Q(confirmation_due=True) | Q(confirmation_sent_at__isnull=False)
+
+
 def lead_save(lead: Lead) -> Lead:
     """Save a lead, keeping the blind index in step with its e-mail; do_not_contact closes
-    every channel."""
+    every channel. An opt-out is for good (interface.md: do_not_contact on every channel): a
+    lead that opted out stays do_not_contact whatever the form says, and so does a lead, new
+    or edited, at an address that opted out before."""
     lead.email_index = blind_index(lead.email) if lead.email else ""
+    opted_out = lead.confirmation_due or lead.confirmation_sent_at is not None
+    if opted_out or (
+        lead.email_index
+        and Lead.objects.filter(OPTED_OUT, email_index=lead.email_index)
+        .exclude(pk=lead.pk)
+        .exists()
+    ):
+        lead.status = LeadStatus.DO_NOT_CONTACT
     if lead.status == LeadStatus.DO_NOT_CONTACT:
         for flag, value in NO_CHANNEL.items():
             setattr(lead, flag, value)
         lead.opted_out_at = lead.opted_out_at or timezone.now()
+    else:  # a moderator undid their own move
+        lead.opted_out_at = None
     lead.save()
     return lead
 
@@ -85,10 +102,18 @@ def optout_confirmation_send(*, lead_id: int) -> bool:
     lead = Lead.objects.get(id=lead_id)
     try:
         with translation.override("pt-br"):
-            context = {"lead": lead, "site_name": settings.SITE_NAME, "site_url": settings.SITE_URL}
+            context = {
+                "lead": lead,
+                "site_name": settings.SITE_NAME,
+                "site_url": settings.SITE_URL,
+                "reply_to": settings.OUTREACH_REPLY_TO,
+            }
             subject = render_to_string("outreach/email/optout_subject.txt", context).strip()
             body = render_to_string("outreach/email/optout_body.txt", context)
-        send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [lead.email])
+        reply_to = [settings.OUTREACH_REPLY_TO] if settings.OUTREACH_REPLY_TO else None
+        EmailMessage(
+            subject, body, settings.DEFAULT_FROM_EMAIL, [lead.email], reply_to=reply_to
+        ).send()
     except Exception as exc:
         Lead.objects.filter(id=lead_id).update(confirmation_sent_at=None, confirmation_due=True)
         # Mail errors may quote the recipient; what reaches the logs names only the lead.

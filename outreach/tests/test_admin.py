@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from beers.crypto import blind_index
 from outreach import services
 from outreach.admin import mask_email
-from outreach.models import LeadStatus
+from outreach.models import Lead, LeadStatus
 
 pytestmark = pytest.mark.django_db
 EMAIL = "gerente@bardapraca.com.br"
@@ -69,3 +69,41 @@ def test_saving_keeps_the_index_and_closes_channels_on_do_not_contact(staff, lea
     assert all(
         "novo@example.com" not in e.object_repr + e.change_message for e in LogEntry.objects.all()
     )
+
+
+def _post_lead(staff, path: str, **fields):
+    data = {"name": "Bar da Praça", "email": EMAIL, "venue": "", "status": "contacted"}
+    data |= {name: "on" for name in ("by_email", "by_phone")} | fields
+    response = staff.post(path, data)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+
+
+def test_an_opt_out_cannot_be_undone_in_the_admin(staff, lead):
+    """The person's own opt-out (by their token) is for good: a moderator's form putting the
+    lead back in contact saves do_not_contact with no channel."""
+    assert services.lead_opt_out(lead_id=lead.id)
+    _post_lead(staff, f"/admin/outreach/lead/{lead.id}/change/")
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT
+    assert (lead.by_email, lead.by_phone) == (False, False)
+
+
+def test_a_new_lead_at_an_address_that_opted_out_is_not_contacted(staff, lead):
+    services.lead_opt_out(lead_id=lead.id)
+    _post_lead(staff, "/admin/outreach/lead/add/", email=EMAIL.upper(), name="Bar da Praça 2")
+    again = services.lead_create(name="Bar da Praça 3", email=EMAIL)
+    for twin in (Lead.objects.get(name="Bar da Praça 2"), again):
+        assert (twin.status, twin.by_email, twin.by_phone) == (
+            LeadStatus.DO_NOT_CONTACT,
+            False,
+            False,
+        )
+    other = services.lead_create(name="Outro Bar", email="outro@example.com")
+    assert (other.status, other.by_email) == (LeadStatus.NEW, True)
+
+
+def test_a_move_made_in_the_admin_is_the_moderators_to_undo(staff, lead):
+    _post_lead(staff, f"/admin/outreach/lead/{lead.id}/change/", status="do_not_contact")
+    _post_lead(staff, f"/admin/outreach/lead/{lead.id}/change/")
+    lead.refresh_from_db()
+    assert (lead.status, lead.by_email, lead.opted_out_at) == (LeadStatus.CONTACTED, True, None)

@@ -168,6 +168,18 @@ def test_post_valid_token_stops_every_channel_and_sends_one_email(client, lead, 
     assert mail.to == [EMAIL]
     assert "não receberá mais" in mail.subject
     assert "Boteco do Zé" in mail.body
+    # no reply address set: no Reply-To, and no "answer this e-mail" from a no-reply sender
+    assert mail.reply_to == [] and "responder" not in mail.body
+
+
+def test_the_confirmation_asks_for_a_reply_only_with_a_reply_address(
+    client, lead, mailoutbox, settings
+):
+    settings.OUTREACH_REPLY_TO = "contato@breja.example"
+    client.post(url(make_token(lead.id)))
+    (mail,) = mailoutbox
+    assert mail.reply_to == ["contato@breja.example"]
+    assert "basta responder a este e-mail" in mail.body
 
 
 def test_repeating_changes_nothing_and_sends_nothing(client, lead, mailoutbox):
@@ -246,7 +258,7 @@ def test_a_failed_send_is_retried_without_a_second_email(lead, mailoutbox, monke
     Lead.objects.filter(id=lead.id).update(
         status=LeadStatus.DO_NOT_CONTACT, by_email=False, confirmation_due=True
     )
-    monkeypatch.setattr(svc, "send_mail", broken)
+    monkeypatch.setattr("django.core.mail.EmailMessage.send", broken)
     with pytest.raises(svc.ConfirmationNotSent) as info:
         svc.optout_confirmation_send(lead_id=lead.id)
     assert EMAIL not in str(info.value)
@@ -258,12 +270,11 @@ def test_a_failed_send_is_retried_without_a_second_email(lead, mailoutbox, monke
 
 
 def test_mail_failure_does_not_change_the_answer(client, lead, monkeypatch, caplog):
-    import outreach.services as svc
 
     def broken(*args, **kwargs):
         raise OSError(f"550 refused {EMAIL}")
 
-    monkeypatch.setattr(svc, "send_mail", broken)
+    monkeypatch.setattr("django.core.mail.EmailMessage.send", broken)
     response = client.post(url(make_token(lead.id)))
     assert response.status_code == 200
     assert response.content == client.post(url("1.x")).content
