@@ -3,6 +3,7 @@ search by exact e-mail goes through the blind index."""
 
 from django import forms
 from django.contrib import admin
+from django.db import transaction
 
 from beers.crypto import blind_index
 
@@ -51,6 +52,7 @@ class LeadAdmin(admin.ModelAdmin):
     search_fields = ["name"]
     raw_id_fields = ["venue"]
     readonly_fields = ["created_at", "opted_out_at"]
+    actions = ["invite"]
 
     @admin.display(description="e-mail")
     def masked_email(self, lead: Lead) -> str:
@@ -64,3 +66,22 @@ class LeadAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         services.lead_save(obj)
+
+    @admin.action(description="Enviar o convite por e-mail (contatos novos)")
+    def invite(self, request, queryset):
+        """Queue the invitation of each selected `new` lead reached by e-mail; the others are
+        left as they are (each is written to once: lead_invite)."""
+        from .tasks import lead_invite_send
+
+        ids = list(
+            queryset.filter(status=LeadStatus.NEW, by_email=True).values_list("id", flat=True)
+        )
+        for lead_id in ids:
+            transaction.on_commit(
+                lambda lead_id=lead_id: lead_invite_send.delay(lead_id), robust=True
+            )
+        skipped = queryset.count() - len(ids)
+        self.message_user(
+            request,
+            f"{len(ids)} convite(s) na fila; {skipped} contato(s) não são novos ou não têm e-mail.",
+        )

@@ -13,6 +13,7 @@ from beers.crypto import blind_index
 from beers.models import Venue
 
 from .models import Lead, LeadStatus
+from .tokens import optout_url
 
 
 class ConfirmationNotSent(Exception):
@@ -79,6 +80,12 @@ def lead_opt_out(*, lead_id: int) -> bool:
         )
     )
     if moved:
+        # the same address on other leads (a bar listed twice): the person opted out
+        email_index = Lead.objects.filter(id=lead_id).values_list("email_index", flat=True)[0]
+        if email_index:
+            Lead.objects.filter(email_index=email_index).exclude(id=lead_id).exclude(
+                status=LeadStatus.DO_NOT_CONTACT
+            ).update(status=LeadStatus.DO_NOT_CONTACT, opted_out_at=timezone.now(), **NO_CHANNEL)
         from .tasks import optout_confirmation_send
 
         # robust: a broker or mail failure must not change the answer, which is the same for
@@ -144,3 +151,55 @@ def optout_confirmations_due(*, now: dt.datetime | None = None) -> int:
     for lead_id in ids:
         optout_confirmation_send.delay(lead_id)
     return len(ids)
+
+
+class InviteNotSent(Exception):
+    """The invitation could not be sent (retried by the task); names only the lead."""
+
+
+def lead_invite(*, lead_id: int) -> bool:
+    """E-mail a new lead the invitation to check its bar's prices, with its opt-out link in
+    the body and as RFC 8058 one-click headers. Only a `new` lead reached by e-mail is
+    invited, once: the send is claimed by moving it to `contacted` (a conditional UPDATE), so
+    repeated or concurrent tasks send once; a failed send gives the claim back and raises.
+    An address that opted out on another lead is not written to (the lead follows it)."""
+    lead = Lead.objects.filter(id=lead_id).first()
+    if lead is None:
+        return False
+    if Lead.objects.filter(OPTED_OUT, email_index=lead.email_index).exclude(id=lead_id).exists():
+        lead_save(lead)  # do_not_contact, as its address asked
+        return False
+    claimed = Lead.objects.filter(id=lead_id, status=LeadStatus.NEW, by_email=True).update(
+        status=LeadStatus.CONTACTED
+    )
+    if not claimed:
+        return False
+    unsubscribe = optout_url(lead_id)
+    try:
+        with translation.override("pt-br"):
+            venue = lead.venue
+            context = {
+                "lead": lead,
+                "site_name": settings.SITE_NAME,
+                "site_url": settings.SITE_URL,
+                "venue_url": venue and f"{settings.SITE_URL}/{venue.city.slug}/{venue.slug}",
+                "optout_url": unsubscribe,
+                "reply_to": settings.OUTREACH_REPLY_TO,
+            }
+            subject = render_to_string("outreach/email/invite_subject.txt", context).strip()
+            body = render_to_string("outreach/email/invite_body.txt", context)
+        EmailMessage(
+            subject,
+            body,
+            settings.DEFAULT_FROM_EMAIL,
+            [lead.email],
+            reply_to=[settings.OUTREACH_REPLY_TO] if settings.OUTREACH_REPLY_TO else None,
+            headers={
+                "List-Unsubscribe": f"<{unsubscribe}>",
+                "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
+            },
+        ).send()
+    except Exception as exc:
+        Lead.objects.filter(id=lead_id, status=LeadStatus.CONTACTED).update(status=LeadStatus.NEW)
+        raise InviteNotSent(f"lead {lead_id}: {type(exc).__name__}") from None
+    return True
