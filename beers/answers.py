@@ -18,6 +18,7 @@ from django.db import DatabaseError, transaction
 
 from beers import degraded
 from beers.errors import ApplicationError
+from beers.outage import store_down, store_failed
 from beers.selectors.ranking import Answer
 
 logger = logging.getLogger(__name__)
@@ -87,6 +88,7 @@ def _bump(keys: list[str]) -> None:
         except ValueError:  # gone between add and incr
             cache.add(key, 1, timeout=None)
         except Exception:  # the cache is down: nothing is served from it either
+            store_failed()
             logger.warning("answer cache unavailable", exc_info=True)
 
 
@@ -124,15 +126,19 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
 
 
 def _cache_get_many(keys: list[str]) -> dict:
+    if store_down():
+        return {}
     try:
         return cache.get_many(keys)
     except Exception:  # a cache outage costs speed, never the answer
-        logger.warning("answer cache unavailable", exc_info=True)
+        store_failed()
         return {}
 
 
 def _cache_set(key: str, value, ttl: int) -> None:
+    if store_down():
+        return
     try:
         cache.set(key, value, timeout=ttl)
     except Exception:
-        logger.warning("answer cache unavailable", exc_info=True)
+        store_failed()

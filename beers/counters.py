@@ -6,6 +6,8 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 
+from beers.outage import StoreDown, store_down, store_failed
+
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$")
 _PERIODS = {
     "s": 1,
@@ -48,9 +50,29 @@ def incr(key: str, ttl: int) -> int:
 
 def window_hit(scope: str, ident: str, limit: int, period: int) -> tuple[bool, int]:
     """Fixed-window limit: (allowed, seconds until the window ends). `ident` is stored in the
-    key: for a client, its address_hash, never the address."""
+    key: for a client, its address_hash, never the address. Raises StoreDown at once while
+    the store is known not to answer (beers.outage), and whatever the store raises otherwise;
+    each caller decides to fail open (reads) or closed (writes)."""
+    if store_down():
+        raise StoreDown
     now = int(time.time())
     window = now // period
-    count = incr(f"rl:{scope}:{ident}:{window}", ttl=period + 5)
+    try:
+        count = incr(f"rl:{scope}:{ident}:{window}", ttl=period + 5)
+    except Exception:
+        store_failed()
+        raise
     retry_after = period - (now % period)
     return count <= limit, retry_after
+
+
+def store_ok() -> bool:
+    """Whether the counters' store answers (a limit counted there is enforced)."""
+    if store_down():
+        return False
+    try:
+        cache.get("rl:ping")
+    except Exception:
+        store_failed()
+        return False
+    return True

@@ -18,11 +18,16 @@ def read_limit() -> tuple[int, int] | None:
 
 
 def enforce_rate(request, group: str, rate: tuple[int, int] | None) -> None:
-    """Fixed-window limit per client address and endpoint group: 429 with Retry-After."""
+    """Fixed-window limit per client address and endpoint group: 429 with Retry-After.
+    With the counters' store down the limit is not enforced (status says so): reads fail
+    open, as the answer cache does, while writes close (submissions.limits)."""
     if rate is None:
         return
     limit, period = rate
-    allowed, retry_after = window_hit(group, address_hash(client_ip(request)), limit, period)
+    try:
+        allowed, retry_after = window_hit(group, address_hash(client_ip(request)), limit, period)
+    except Exception:  # the counters' store is down: a read is answered, not counted
+        return
     if not allowed:
         raise ApplicationError(
             429,

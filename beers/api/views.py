@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from beers import degraded
-from beers.counters import daily_cap_enforced, parse_rate
+from beers.counters import daily_cap_enforced, parse_rate, store_ok
 from beers.selectors import queries, ranking
 
 from . import schema
@@ -22,6 +22,7 @@ class StatusApi(APIView):
     )
     def get(self, request):
         db_ok = degraded.switch_state() is None and degraded.database_ok()
+        counted = store_ok()  # a limit is enforced when configured and its counters answer
         return Response(
             {
                 "ok": True,
@@ -29,9 +30,9 @@ class StatusApi(APIView):
                 "environment": settings.ENVIRONMENT,
                 "db": db_ok,
                 "rateLimits": {
-                    "read": read_limit() is not None,
-                    "write": daily_cap_enforced()
-                    or parse_rate(settings.WRITE_RATE_LIMIT) is not None,
+                    "read": counted and read_limit() is not None,
+                    "write": counted
+                    and (daily_cap_enforced() or parse_rate(settings.WRITE_RATE_LIMIT) is not None),
                 },
             }
         )
