@@ -18,7 +18,20 @@ def admin_login(request, extra_context=None):
     (ADMIN_LOGIN_RATE_LIMIT): password guesses were unlimited (about 2 a second)."""
     rate = parse_rate(settings.ADMIN_LOGIN_RATE_LIMIT)
     if request.method == "POST" and rate is not None:
-        allowed, retry_after = window_hit("admin-login", address_hash(client_ip(request)), *rate)
+        try:
+            allowed, retry_after = window_hit(
+                "admin-login", address_hash(client_ip(request)), *rate
+            )
+        except Exception:  # the counters' store is down: no unlimited guessing meanwhile
+            response = _plain_page(
+                HttpResponse,
+                "pt-BR",
+                "Indisponível",
+                "Não é possível entrar agora; tente de novo em um minuto.",
+            )
+            response.status_code = 503
+            response["Retry-After"] = "60"
+            return response
         if not allowed:
             response = _plain_page(
                 HttpResponse,

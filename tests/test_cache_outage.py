@@ -61,3 +61,10 @@ def test_status_says_limits_are_on_when_the_store_answers(client, db, settings):
     settings.READ_RATE_LIMIT = "120/min"
     outage.store_back()
     assert client.get("/api/v1/status").json()["rateLimits"]["read"] is True
+
+
+def test_admin_sign_in_closes_rather_than_go_uncounted(client, db, store_down):
+    store_down.ADMIN_LOGIN_RATE_LIMIT = "20/hour"
+    response = client.post("/admin/login/", {"username": "a", "password": "b"})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "60"
