@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+from cryptography.fernet import Fernet
 
 from bench.build import build
 
@@ -62,6 +63,7 @@ class Server:
             "DATABASE_URL": DSN.replace("postgresql://", "postgres://"),
             "DJANGO_SETTINGS_MODULE": "bench.settings",
             "DJANGO_SECRET_KEY": "bench-only",
+            "FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
             "ENVIRONMENT": "staging",
             "ALLOWED_HOSTS": "127.0.0.1,localhost",
             "READ_RATE_LIMIT": "off",

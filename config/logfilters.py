@@ -18,3 +18,23 @@ class RedactSecrets(logging.Filter):
         if redacted != message:
             record.msg, record.args = redacted, ()
         return True
+
+
+class ThrottleUnavailable(logging.Filter):
+    """Lets one 503 record a minute through (per process): in degraded mode or with the
+    database away every live read answers 503, and Django logs each as an ERROR; the first
+    says the service is degraded, the rest would flood the log."""
+
+    interval = 60.0
+
+    def __init__(self):
+        super().__init__()
+        self._last = float("-inf")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "status_code", None) != 503:
+            return True
+        if record.created - self._last < self.interval:
+            return False
+        self._last = record.created
+        return True

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import environ
 from corsheaders.defaults import default_headers
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -301,6 +302,19 @@ TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
 TURNSTILE_SECRET_KEY = env.str("TURNSTILE_SECRET_KEY", default="")
 TURNSTILE_HOSTNAMES = env.list("TURNSTILE_HOSTNAMES", default=[])
 FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
+# Checked here, as DJANGO_SECRET_KEY is, so that a server never starts without them: the
+# system check (submissions.E001) runs only with manage.py, and the first e-mail or contact
+# sent would otherwise be a 500.
+if not [key for key in FIELD_ENCRYPTION_KEYS if key.strip()]:
+    if not DEBUG and ENVIRONMENT != "development":
+        raise ImproperlyConfigured("FIELD_ENCRYPTION_KEYS is required unless DEBUG is on")
+for _key in FIELD_ENCRYPTION_KEYS:
+    try:
+        Fernet(_key.strip().encode()) if _key.strip() else None
+    except (ValueError, TypeError):
+        raise ImproperlyConfigured(
+            "FIELD_ENCRYPTION_KEYS must hold Fernet keys (32 url-safe base64 bytes), newest first"
+        ) from None
 ADDRESS_HASH_KEY = env.str("ADDRESS_HASH_KEY", default=SECRET_KEY)
 OUTREACH_SECRET = env.str("OUTREACH_SECRET", default=SECRET_KEY)
 DEGRADED_FLAG_PATH = Path(env.str("DEGRADED_FLAG_PATH", default=str(VAR_DIR / "degraded.json")))
@@ -353,7 +367,10 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "filters": {"redact": {"()": "config.logfilters.RedactSecrets"}},
+    "filters": {
+        "redact": {"()": "config.logfilters.RedactSecrets"},
+        "unavailable": {"()": "config.logfilters.ThrottleUnavailable"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
@@ -370,7 +387,7 @@ LOGGING = {
             "handlers": ["console"],
             "level": "ERROR",
             "propagate": False,
-            "filters": ["redact"],
+            "filters": ["redact", "unavailable"],
         },
         "django.server": {"filters": ["redact"]},
         # The MCP SDK logs every stateless request at INFO ("Terminating session").

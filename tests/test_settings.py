@@ -33,6 +33,17 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "DJANGO_SECRET_KEY is required" in result.stderr
 
 
+def test_production_refuses_to_start_without_good_field_keys():
+    """The server never starts unable to store an e-mail (the first one sent was a 500)."""
+    production = {"DJANGO_SECRET_KEY": secrets.token_urlsafe(50)}
+    missing = _manage("check", **production)
+    assert missing.returncode != 0
+    assert "FIELD_ENCRYPTION_KEYS is required" in missing.stderr
+    bad = _manage("check", FIELD_ENCRYPTION_KEYS="notakey", **production)
+    assert bad.returncode != 0
+    assert "FIELD_ENCRYPTION_KEYS must hold Fernet keys" in bad.stderr
+
+
 def test_check_deploy_is_clean_with_production_settings():
     result = _manage(
         "check",
@@ -116,3 +127,30 @@ def test_make_run_keeps_recipients_out_of_the_servers_output(tmp_path):
     assert "quem@example.org" not in result.stdout + result.stderr
     (sent,) = (tmp_path / "mail").iterdir()
     assert "To: quem@example.org" in sent.read_text()
+
+
+def test_a_503_is_logged_once_a_minute_not_for_every_request(client, db):
+    """Degraded mode answers every live read 503: Django's ERROR line for each would flood the
+    log; the first of each minute goes through."""
+    import logging
+
+    from beers import degraded
+
+    logger = logging.getLogger("django.request")
+    throttle = next(f for f in logger.filters if type(f).__name__ == "ThrottleUnavailable")
+    throttle._last = float("-inf")
+    seen = []
+    handler = logging.Handler()
+    handler.emit = seen.append
+    logger.addHandler(handler)  # the logger does not propagate: listen on it
+    degraded.switch_on(retry_after=60)
+    try:
+        for _ in range(3):
+            assert client.get("/api/v1/search", {"city": "x"}).status_code == 503
+        assert [r.status_code for r in seen] == [503]
+        server_error = logging.LogRecord("django.request", logging.ERROR, "", 0, "x", (), None)
+        server_error.status_code = 500
+        assert throttle.filter(server_error)  # other failures are all logged
+    finally:
+        degraded.switch_off()
+        logger.removeHandler(handler)
