@@ -96,12 +96,20 @@ def test_if_empty_leaves_a_database_with_cities_alone(demo_data):
     assert row_counts() == before
 
 
-def test_if_empty_loads_into_an_empty_database_and_a_rerun_adds_nothing():
+def test_if_empty_loads_into_an_empty_database_and_a_rerun_adds_nothing(
+    django_capture_on_commit_callbacks,
+):
+    from mcp_bridge.tools import catalog
+
     # Other tests of this module share the loaded demo; empty it inside this test's savepoint.
     for model in reversed(MODELS):
         model.objects.all().delete()
+    assert catalog().structured_content["cities"] == []  # an answer now cached
     out = io.StringIO()
-    call_command("load_demo", "--if-empty", stdout=out)
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("load_demo", "--if-empty", stdout=out)
+    # the cached answers are stale: the loaded cities show at once
+    assert len(catalog().structured_content["cities"]) >= 4
     loaded = row_counts()
     assert loaded["Deal"] >= 400
     assert "created" in out.getvalue()

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand
 
+from beers.answers import answers_changed
 from beers.demo import demo_load
 from beers.models import City
 
@@ -22,6 +23,7 @@ class Command(BaseCommand):
             self.stdout.write("load_demo: cities exist already; nothing loaded.")
             return
         created = demo_load()
+        answers_changed()  # answers cached before (an empty catalogue, say) are stale now
         summary = ", ".join(
             f"{name} {created[name]}"
             for name in (
