@@ -92,12 +92,31 @@ def _bump(keys: list[str]) -> None:
             logger.warning("answer cache unavailable", exc_info=True)
 
 
+DATABASE_DOWN = "The database is not answering; use the static datasets."
+# After the database failed to answer, each process answers the degraded 503 at once for this
+# long, instead of letting every request wait out the connection or pool timeout (3 s).
+DATABASE_OUTAGE_SECONDS = 5.0
+_database_down_until = 0.0
+
+
+def _database_failed() -> None:
+    global _database_down_until
+    _database_down_until = time.monotonic() + DATABASE_OUTAGE_SECONDS
+
+
+def database_back() -> None:
+    """Forget a database outage (tests)."""
+    global _database_down_until
+    _database_down_until = 0.0
+
+
 def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnswer:
     """Serve from the shared cache, or compute the answer and keep it while it holds: until
     its horizon and while the data version it was computed at is current (one round trip
     reads both).
 
-    A database that does not answer becomes the degraded 503 (the static datasets still work).
+    A database that does not answer becomes the degraded 503 (the static datasets still work),
+    at once for DATABASE_OUTAGE_SECONDS after (answers still in the cache are served).
     """
     key = "live:v3:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
@@ -110,13 +129,13 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
         # an answer computed at a later time than now (the clock was set back) is not reused
         if computed_at <= now < computed_at + ttl and computed_version == version:
             return CachedAnswer(body, max(0, int(now - computed_at)))
+    if time.monotonic() < _database_down_until:
+        raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)
     try:
         answer = compute()
     except (DatabaseError, PoolTimeout) as exc:
-        raise degraded_error(
-            degraded.DEFAULT_RETRY_AFTER,
-            "The database is not answering; use the static datasets.",
-        ) from exc
+        _database_failed()
+        raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN) from exc
     body = orjson.dumps(answer.data)
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))
     if ttl >= 1:

@@ -699,3 +699,29 @@ def test_a_host_not_allowed_gets_a_json_400_under_the_api(client, db, settings, 
     if not debug:  # a site page: HTML, and with DEBUG Django's own page, as for any page
         page = client.get("/sao-paulo", HTTP_HOST="evil.example")
         assert page.status_code == 400 and b"Requisi" in page.content
+
+
+def test_after_the_database_failed_reads_are_degraded_at_once_for_a_few_seconds(monkeypatch):
+    """A database that does not answer costs each request its timeout (3 s): after one
+    failure the process answers the degraded 503 without asking, then asks again."""
+    from django.db import OperationalError
+
+    from beers.selectors.queries import SearchQuery
+
+    calls = []
+
+    def down():
+        calls.append(1)
+        raise OperationalError("connection refused")
+
+    query = SearchQuery(city="sao-paulo")
+    for _ in range(2):
+        with pytest.raises(answers.ApplicationError) as caught:
+            answers.answer_cached(("search", query), down)
+        assert caught.value.status == 503 and caught.value.code == "degraded"
+    assert len(calls) == 1  # the second did not wait for the database
+    now = time.monotonic()
+    monkeypatch.setattr(time, "monotonic", lambda: now + answers.DATABASE_OUTAGE_SECONDS + 1)
+    with pytest.raises(answers.ApplicationError):
+        answers.answer_cached(("search", query), down)
+    assert len(calls) == 2  # asked again
