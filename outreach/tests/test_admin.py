@@ -2,7 +2,6 @@
 
 import pytest
 from django.contrib.admin.models import LogEntry
-from django.contrib.auth import get_user_model
 
 from beers.crypto import blind_index
 from outreach import services
@@ -11,13 +10,6 @@ from outreach.models import Lead, LeadStatus
 
 pytestmark = pytest.mark.django_db
 EMAIL = "gerente@bardapraca.com.br"
-
-
-@pytest.fixture
-def staff(client):
-    user = get_user_model().objects.create_superuser("staff", "staff@example.com", "pw")
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture

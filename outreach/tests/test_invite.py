@@ -1,7 +1,6 @@
 """The invitation e-mail of a new lead: sent once, with its opt-out link as RFC 8058 headers."""
 
 import pytest
-from django.contrib.auth import get_user_model
 from django.test import Client
 
 from beers.models import City, Venue
@@ -11,13 +10,6 @@ from outreach.tokens import optout_url
 
 pytestmark = pytest.mark.django_db
 EMAIL = "dono@bar-da-esquina.com.br"
-
-
-@pytest.fixture
-def staff(client):
-    user = get_user_model().objects.create_superuser("staff", "staff@example.com", "pw")
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
