@@ -94,6 +94,11 @@ def lead_opt_out(*, lead_id: int) -> bool:
     return bool(moved)
 
 
+def _reply_to() -> list[str] | None:
+    """Where a bar may answer the outreach e-mails (OUTREACH_REPLY_TO), if anywhere."""
+    return [settings.OUTREACH_REPLY_TO] if settings.OUTREACH_REPLY_TO else None
+
+
 def optout_confirmation_send(*, lead_id: int) -> bool:
     """Send the one confirmation e-mail of an opt-out. The send is claimed first (a
     conditional UPDATE), so retries and duplicate tasks never send twice; a failed send gives
@@ -117,9 +122,8 @@ def optout_confirmation_send(*, lead_id: int) -> bool:
             }
             subject = render_to_string("outreach/email/optout_subject.txt", context).strip()
             body = render_to_string("outreach/email/optout_body.txt", context)
-        reply_to = [settings.OUTREACH_REPLY_TO] if settings.OUTREACH_REPLY_TO else None
         EmailMessage(
-            subject, body, settings.DEFAULT_FROM_EMAIL, [lead.email], reply_to=reply_to
+            subject, body, settings.DEFAULT_FROM_EMAIL, [lead.email], reply_to=_reply_to()
         ).send()
     except Exception as exc:
         Lead.objects.filter(id=lead_id).update(confirmation_sent_at=None, confirmation_due=True)
@@ -193,7 +197,7 @@ def lead_invite(*, lead_id: int) -> bool:
             body,
             settings.DEFAULT_FROM_EMAIL,
             [lead.email],
-            reply_to=[settings.OUTREACH_REPLY_TO] if settings.OUTREACH_REPLY_TO else None,
+            reply_to=_reply_to(),
             headers={
                 "List-Unsubscribe": f"<{unsubscribe}>",
                 "List-Unsubscribe-Post": "List-Unsubscribe=One-Click",
