@@ -7,10 +7,10 @@ from django.core.cache import cache
 @pytest.fixture(autouse=True)
 def _clean_cache():
     """Each test starts with an empty cache (answers, counters), known to answer."""
-    from beers import answers, outage
+    from beers import outage
 
-    outage.store_back()
-    answers.database_back()
+    outage.STORE.back()
+    outage.DATABASE.back()
     cache.clear()
     yield
     cache.clear()

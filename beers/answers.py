@@ -18,7 +18,7 @@ from django.db import DatabaseError, transaction
 
 from beers import degraded
 from beers.errors import ApplicationError
-from beers.outage import store_down, store_failed
+from beers.outage import DATABASE, STORE
 from beers.selectors.ranking import Answer
 
 logger = logging.getLogger(__name__)
@@ -88,26 +88,11 @@ def _bump(keys: list[str]) -> None:
         except ValueError:  # gone between add and incr
             cache.add(key, 1, timeout=None)
         except Exception:  # the cache is down: nothing is served from it either
-            store_failed()
+            STORE.failed()
             logger.warning("answer cache unavailable", exc_info=True)
 
 
 DATABASE_DOWN = "The database is not answering; use the static datasets."
-# After the database failed to answer, each process answers the degraded 503 at once for this
-# long, instead of letting every request wait out the connection or pool timeout (3 s).
-DATABASE_OUTAGE_SECONDS = 5.0
-_database_down_until = 0.0
-
-
-def _database_failed() -> None:
-    global _database_down_until
-    _database_down_until = time.monotonic() + DATABASE_OUTAGE_SECONDS
-
-
-def database_back() -> None:
-    """Forget a database outage (tests)."""
-    global _database_down_until
-    _database_down_until = 0.0
 
 
 def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnswer:
@@ -116,7 +101,7 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     reads both).
 
     A database that does not answer becomes the degraded 503 (the static datasets still work),
-    at once for DATABASE_OUTAGE_SECONDS after (answers still in the cache are served).
+    at once for a few seconds after (beers.outage; answers still in the cache are served).
     """
     key = "live:v3:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
@@ -129,12 +114,12 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
         # an answer computed at a later time than now (the clock was set back) is not reused
         if computed_at <= now < computed_at + ttl and computed_version == version:
             return CachedAnswer(body, max(0, int(now - computed_at)))
-    if time.monotonic() < _database_down_until:
+    if DATABASE.down():
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)
     try:
         answer = compute()
     except (DatabaseError, PoolTimeout) as exc:
-        _database_failed()
+        DATABASE.failed()
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN) from exc
     body = orjson.dumps(answer.data)
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))
@@ -145,19 +130,19 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
 
 
 def _cache_get_many(keys: list[str]) -> dict:
-    if store_down():
+    if STORE.down():
         return {}
     try:
         return cache.get_many(keys)
     except Exception:  # a cache outage costs speed, never the answer
-        store_failed()
+        STORE.failed()
         return {}
 
 
 def _cache_set(key: str, value, ttl: int) -> None:
-    if store_down():
+    if STORE.down():
         return
     try:
         cache.set(key, value, timeout=ttl)
     except Exception:
-        store_failed()
+        STORE.failed()

@@ -6,7 +6,7 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 
-from beers.outage import StoreDown, store_down, store_failed
+from beers.outage import STORE, StoreDown
 
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(s|sec|second|m|min|minute|h|hour|d|day)\s*$")
 _PERIODS = {
@@ -53,14 +53,14 @@ def window_hit(scope: str, ident: str, limit: int, period: int) -> tuple[bool, i
     key: for a client, its address_hash, never the address. Raises StoreDown at once while
     the store is known not to answer (beers.outage), and whatever the store raises otherwise;
     each caller decides to fail open (reads) or closed (writes)."""
-    if store_down():
+    if STORE.down():
         raise StoreDown
     now = int(time.time())
     window = now // period
     try:
         count = incr(f"rl:{scope}:{ident}:{window}", ttl=period + 5)
     except Exception:
-        store_failed()
+        STORE.failed()
         raise
     retry_after = period - (now % period)
     return count <= limit, retry_after
@@ -68,11 +68,11 @@ def window_hit(scope: str, ident: str, limit: int, period: int) -> tuple[bool, i
 
 def store_ok() -> bool:
     """Whether the counters' store answers (a limit counted there is enforced)."""
-    if store_down():
+    if STORE.down():
         return False
     try:
         cache.get("rl:ping")
     except Exception:
-        store_failed()
+        STORE.failed()
         return False
     return True

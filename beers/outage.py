@@ -1,9 +1,11 @@
-"""The shared cache (Redis) not answering: remembered for a few seconds in each process.
+"""Services that stopped answering, remembered for a few seconds in each process.
 
-Every call to a store that does not answer waits out its socket timeout (a second), so after a
-failure the callers skip the store for OUTAGE_SECONDS: the live answers are computed without
-the cache, the read limits are not counted (a read is answered rather than refused), and
-writes, which fail closed, close at once.
+Every call to a service that does not answer waits out its timeout (a second for the shared
+cache, 3 s for the database pool), so after a failure the callers skip it for a while:
+- the shared cache (Redis, `STORE`): the live answers are computed without it, the read limits
+  are not counted (a read is answered rather than refused), and writes, which fail closed,
+  close at once;
+- the database (`DATABASE`): live reads answer the degraded 503 at once.
 """
 
 import logging
@@ -11,27 +13,30 @@ import time
 
 logger = logging.getLogger(__name__)
 
-OUTAGE_SECONDS = 10.0
-_down_until = 0.0
-
 
 class StoreDown(Exception):
     """The shared cache did not answer a moment ago."""
 
 
-def store_down() -> bool:
-    return time.monotonic() < _down_until
+class Outage:
+    """A service that did not answer: `down()` for `seconds` after `failed()`."""
+
+    def __init__(self, name: str, seconds: float):
+        self.name, self.seconds = name, seconds
+        self._until = 0.0
+
+    def down(self) -> bool:
+        return time.monotonic() < self._until
+
+    def failed(self) -> None:
+        if not self.down():
+            logger.warning("%s not answering: skipped for %.0f s", self.name, self.seconds)
+        self._until = time.monotonic() + self.seconds
+
+    def back(self) -> None:
+        """Forget the outage (tests)."""
+        self._until = 0.0
 
 
-def store_failed() -> None:
-    """A call to the store failed: skip it for OUTAGE_SECONDS."""
-    global _down_until
-    if not store_down():
-        logger.warning("shared cache not answering: skipped for %.0f s", OUTAGE_SECONDS)
-    _down_until = time.monotonic() + OUTAGE_SECONDS
-
-
-def store_back() -> None:
-    """Forget an outage (tests; a store known to answer again)."""
-    global _down_until
-    _down_until = 0.0
+STORE = Outage("shared cache", 10.0)
+DATABASE = Outage("database", 5.0)

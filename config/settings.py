@@ -302,19 +302,18 @@ TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
 TURNSTILE_SECRET_KEY = env.str("TURNSTILE_SECRET_KEY", default="")
 TURNSTILE_HOSTNAMES = env.list("TURNSTILE_HOSTNAMES", default=[])
 FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
-# Checked here, as DJANGO_SECRET_KEY is, so that a server never starts without them: the
-# system check (submissions.E001) runs only with manage.py, and the first e-mail or contact
-# sent would otherwise be a 500.
-if not [key for key in FIELD_ENCRYPTION_KEYS if key.strip()]:
-    if not DEBUG and ENVIRONMENT != "development":
-        raise ImproperlyConfigured("FIELD_ENCRYPTION_KEYS is required unless DEBUG is on")
-for _key in FIELD_ENCRYPTION_KEYS:
-    try:
-        Fernet(_key.strip().encode()) if _key.strip() else None
-    except (ValueError, TypeError):
-        raise ImproperlyConfigured(
-            "FIELD_ENCRYPTION_KEYS must hold Fernet keys (32 url-safe base64 bytes), newest first"
-        ) from None
+# Checked here, as DJANGO_SECRET_KEY is, so that no process starts unable to store an e-mail
+# or contact (the first one sent was a 500); beers.crypto also refuses them at use.
+_field_keys = [key.strip() for key in FIELD_ENCRYPTION_KEYS if key.strip()]
+if not _field_keys and not DEBUG and ENVIRONMENT != "development":
+    raise ImproperlyConfigured("FIELD_ENCRYPTION_KEYS is required unless DEBUG is on")
+try:
+    for _key in _field_keys:
+        Fernet(_key.encode())
+except (ValueError, TypeError):
+    raise ImproperlyConfigured(
+        "FIELD_ENCRYPTION_KEYS must hold Fernet keys (32 url-safe base64 bytes), newest first"
+    ) from None
 ADDRESS_HASH_KEY = env.str("ADDRESS_HASH_KEY", default=SECRET_KEY)
 OUTREACH_SECRET = env.str("OUTREACH_SECRET", default=SECRET_KEY)
 DEGRADED_FLAG_PATH = Path(env.str("DEGRADED_FLAG_PATH", default=str(VAR_DIR / "degraded.json")))

@@ -21,7 +21,7 @@ from django.utils import timezone
 from beers import counters
 from beers.degraded import database_ok, retry_after, switch_state
 from beers.errors import ApplicationError
-from beers.outage import store_down, store_failed
+from beers.outage import STORE
 
 
 def _unavailable(message: str, retry: int | None = None) -> ApplicationError:
@@ -105,12 +105,12 @@ def daily_cap(endpoint: str, address_hash: str):
         yield slot
         return
     wait = seconds_to_midnight()
-    if store_down():  # known not to answer: close at once rather than wait out its timeout
+    if STORE.down():  # known not to answer: close at once rather than wait out its timeout
         raise _counter_store_down()
     try:
         count = counters.incr(key, ttl=wait + 60)
     except Exception as exc:
-        store_failed()
+        STORE.failed()
         raise _counter_store_down() from exc
     slot = CapSlot(key)
     if count > settings.WRITE_DAILY_CAP:

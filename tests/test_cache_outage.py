@@ -21,9 +21,9 @@ DEAD_STORE = {
 def store_down(settings):
     settings.READ_RATE_LIMIT = "120/min"
     settings.CACHES = DEAD_STORE
-    outage.store_back()
+    outage.STORE.back()
     yield settings
-    outage.store_back()
+    outage.STORE.back()
 
 
 def test_live_reads_are_answered_and_status_says_limits_are_off(client, bar, formats, store_down):
@@ -32,7 +32,7 @@ def test_live_reads_are_answered_and_status_says_limits_are_off(client, bar, for
         response = client.get("/api/v1/search", {"city": "sao-paulo"})
         assert response.status_code == 200
         assert response.json()["count"] == 3
-    assert outage.store_down()
+    assert outage.STORE.down()
     venue = client.get(f"/api/v1/venues/{bar.pk}")
     assert venue.status_code == 200
     status = client.get("/api/v1/status").json()
@@ -59,7 +59,7 @@ def test_mcp_calls_are_not_refused_for_the_store(store_down):
 
 def test_status_says_limits_are_on_when_the_store_answers(client, db, settings):
     settings.READ_RATE_LIMIT = "120/min"
-    outage.store_back()
+    outage.STORE.back()
     assert client.get("/api/v1/status").json()["rateLimits"]["read"] is True
 
 

@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from beers import answers, degraded
+from beers import answers, degraded, outage
 from beers.clients import address_hash
 from beers.models import Beer, Brand, City, Deal
 from beers.selectors import cities, names
@@ -721,7 +721,7 @@ def test_after_the_database_failed_reads_are_degraded_at_once_for_a_few_seconds(
         assert caught.value.status == 503 and caught.value.code == "degraded"
     assert len(calls) == 1  # the second did not wait for the database
     now = time.monotonic()
-    monkeypatch.setattr(time, "monotonic", lambda: now + answers.DATABASE_OUTAGE_SECONDS + 1)
+    monkeypatch.setattr(time, "monotonic", lambda: now + outage.DATABASE.seconds + 1)
     with pytest.raises(answers.ApplicationError):
         answers.answer_cached(("search", query), down)
     assert len(calls) == 2  # asked again
