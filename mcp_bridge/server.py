@@ -5,7 +5,9 @@ enters the session manager it gets from here.
 """
 
 import contextlib
+import difflib
 import inspect
+import json
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -34,17 +36,40 @@ INSTRUCTIONS = (
 
 
 TOOL_NAMES = tuple(fn.__name__ for fn in tools.TOOLS)
+TOOLS_BY_NAME = {fn.__name__: fn for fn in tools.TOOLS}
 
 
 class BrejaMCPServer(MCPServer):
     """The SDK's server, except that an unknown tool is a JSON-RPC error (invalid params), as
-    the MCP specification asks, instead of a tool result."""
+    the MCP specification asks, instead of a tool result, and an argument the tool does not
+    take is a tool error: a misspelt filter (`neighborhood`) would otherwise be dropped and
+    the agent shown the whole city as if filtered."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context=None):
         if name not in TOOL_NAMES:
             known = ", ".join(TOOL_NAMES)
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {name}. Tools: {known}.")
+        unknown = unknown_arguments(name, arguments)
+        if unknown:
+            return tools.error(unknown)
         return await super().call_tool(name, arguments, context)
+
+
+def unknown_arguments(name: str, arguments: dict[str, Any] | None) -> str:
+    """The tool error's text for the arguments `name` does not take, or "" (none)."""
+    taken = tuple(inspect.signature(TOOLS_BY_NAME[name]).parameters)
+    problems = []
+    for argument in arguments or {}:
+        if argument in taken:
+            continue
+        shown = tools.shorten(argument)
+        close = difflib.get_close_matches(argument, taken, n=1)
+        hint = f" Did you mean {close[0]}?" if close else ""
+        problems.append(f"{shown}: not an argument of {name}.{hint}")
+    if not problems:
+        return ""
+    accepted = ", ".join(taken) or "none"
+    return f"Invalid arguments. {'; '.join(problems)} Arguments it takes: {accepted}."
 
 
 def build_server() -> BrejaMCPServer:
@@ -68,6 +93,7 @@ def _tool(fn) -> Tool:
         structured_output=True,
     )
     tool.parameters["required"] = tools.REQUIRED[tool.name]
+    tool.parameters["additionalProperties"] = False  # BrejaMCPServer.call_tool refuses others
     for name in tools.REQUIRED[tool.name]:
         tool.parameters["properties"][name].pop("default", None)
     return tool
@@ -141,10 +167,15 @@ _NOT_JSON = object()
 
 def _parsed(body: bytes):
     """The JSON-RPC body, parsed once for the checks below; _NOT_JSON when it does not parse
-    (the SDK then answers -32700)."""
+    (the SDK then answers -32700). What orjson refuses but the SDK's parser reads (NaN,
+    Infinity) is read with json, so `"arguments": NaN` gets the same tool error as `3`."""
     try:
         return orjson.loads(body)
     except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(body)
+    except ValueError:  # not JSON, or an integer beyond Python's digit limit
         return _NOT_JSON
 
 
@@ -240,6 +271,15 @@ def _replay(messages: list[dict], receive):
     return replayed
 
 
+def _host_lowercased(scope):
+    """Host names are case-insensitive (Django compares them so); the SDK's check is not."""
+    headers = [
+        (name, value.lower()) if name == b"host" else (name, value)
+        for name, value in scope["headers"]
+    ]
+    return {**scope, "headers": headers}
+
+
 class McpMount:
     """The ASGI app at /mcp. Each lifespan builds a fresh transport (the SDK's session manager
     runs once per instance), so the same application object can be served again: a reloaded
@@ -282,6 +322,7 @@ class McpMount:
                 await _bad_arguments(send, request_id)
                 return
             receive = _replay(messages, receive)
+            scope = _host_lowercased(scope)
         await self.app(scope, receive, send)
 
     @contextlib.asynccontextmanager

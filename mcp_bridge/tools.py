@@ -49,8 +49,8 @@ LangArg = Annotated[
     Any,
     _arg(
         {
-            "type": "string",
-            "enum": list(LANGS),
+            "type": ["string", "null"],
+            "enum": [*LANGS, None],
             "default": "pt-BR",
             "description": "language of labels, schedules and page links",
         }
@@ -80,8 +80,18 @@ def _json_result(body: bytes) -> CallToolResult:
     )
 
 
-def _error(message: str) -> CallToolResult:
+def error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
+
+
+SHOWN_CHARS = 60
+
+
+def shorten(value) -> str:
+    """A value an agent sent, quoted for a message, cut to SHOWN_CHARS (a 3 MB city name
+    must not come back whole)."""
+    text = repr(value)
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 
 def _error_message(exc: ApplicationError, params: dict) -> str:
@@ -101,12 +111,12 @@ def _error_message(exc: ApplicationError, params: dict) -> str:
         if params.get("city") not in covered:
             shown = ", ".join(covered[:30]) + (", …" if len(covered) > 30 else "")
             return (
-                f"city: unknown city {params.get('city')!r}. Cities covered: {shown} "
+                f"city: unknown city {shorten(params.get('city'))}. Cities covered: {shown} "
                 "(the catalog tool lists them all)."
             )
         if "venue" in params:
             return (
-                f"venue: no bar {params['venue']!r} in {params['city']}. Use the venue slug "
+                f"venue: no bar {shorten(params['venue'])} in {params['city']}. Use the venue slug "
                 "from the last part of a deal's url (search_deals or cheapest_now)."
             )
     return exc.message or exc.code
@@ -123,14 +133,14 @@ def _run(
         try:
             return _json_result(orjson.dumps(compute(parse(params))))
         except ApplicationError as exc:
-            return _error(_error_message(exc, params))
+            return error(_error_message(exc, params))
     close_old_connections()
     try:
         ensure_live()
         query = parse(params)
         body = answer_cached((key, query), lambda: compute(query)).body
     except ApplicationError as exc:
-        return _error(_error_message(exc, params))
+        return error(_error_message(exc, params))
     finally:
         close_old_connections()
     return _json_result(body)
@@ -166,7 +176,7 @@ def price_per_litre(
         Any,
         _arg(
             {
-                "type": "integer",
+                "type": ["integer", "null"],
                 "minimum": 1,
                 "maximum": 50,
                 "default": 1,
@@ -236,7 +246,7 @@ def search_deals(
         Any,
         _arg(
             {
-                "type": "integer",
+                "type": ["integer", "null"],
                 "minimum": 1,
                 "maximum": queries.MAX_DEALS,
                 "default": 20,
@@ -299,7 +309,7 @@ def cheapest_now(
         Any,
         _arg(
             {
-                "type": "integer",
+                "type": ["integer", "null"],
                 "minimum": 100,
                 "maximum": 10000,
                 "default": 2000,
@@ -312,7 +322,7 @@ def cheapest_now(
         Any,
         _arg(
             {
-                "type": "integer",
+                "type": ["integer", "null"],
                 "minimum": 1,
                 "maximum": queries.MAX_DEALS,
                 "default": 10,
@@ -421,6 +431,8 @@ def _no_arguments(params: dict) -> None:
 def catalog() -> Annotated[CallToolResult, schemas.CatalogAnswer]:
     """What Breja covers: the cities (slug, name, state, time zone, number of prices and bars),
     the beer brands and the serving formats (code, type, volume in ml, labels).
+    A city's deal_count counts every price of its open data (deals.json), old ones included:
+    search_deals leaves out prices checked more than 180 days ago or outside their dates.
 
     Call it first: its slugs are what the other tools take (city everywhere, brand and format
     in search_deals, format in cheapest_now)."""

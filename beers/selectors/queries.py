@@ -121,7 +121,7 @@ class _Reader:
             parsed = -magnitude if sign == "-" else magnitude
         if parsed is None or parsed < low or (high is not None and parsed > high):
             what = f"from {low} to {high}" if high is not None else f"of at least {low}"
-            self.bad(name, f"Must be an integer {what}.")
+            self.bad(name, f"Must be an integer {what}{self._not_text(value)}.")
             return default
         return parsed
 
@@ -149,9 +149,17 @@ class _Reader:
         )
         if not in_range:
             lower = f"greater than {low:g}" if low_open else f"from {low:g}"
-            self.bad(name, f"Must be a number {lower} to {high:g}.")
+            self.bad(name, f"Must be a number {lower} to {high:g}{self._not_text(value)}.")
             return None
         return parsed
+
+    def _not_text(self, value) -> str:
+        """A note for a number sent as a JSON string (the MCP tools take JSON numbers)."""
+        return (
+            " (a JSON number, not a string)"
+            if isinstance(value, str) and not self.text_numbers
+            else ""
+        )
 
     def done(self) -> None:
         if self.issues:

@@ -85,8 +85,9 @@ def test_lists_the_seven_tools_read_only_with_schemas_and_descriptions(live):
     assert "ml" in by_name["price_per_litre"].description
     search = by_name["search_deals"].input_schema
     assert search["required"] == ["city"]
+    assert search["additionalProperties"] is False
     assert search["properties"]["limit"] == {
-        "type": "integer",
+        "type": ["integer", "null"],
         "minimum": 1,
         "maximum": 50,
         "default": 20,
@@ -304,6 +305,15 @@ def test_catalog_lists_cities_brands_and_formats_other_tools_accept(live):
         ("price_per_litre", {"price_brl": "12", "volume_ml": 600}, ["price_brl", "number"]),
         ("price_per_litre", {"price_brl": 12, "volume_ml": "600"}, ["volume_ml", "integer"]),
         ("cheapest_now", {"city": "sao-paulo", "lat": "-23.5", "lng": -46.6}, ["lat", "number"]),
+        ("search_deals", {"city": "sao-paulo", "limit": "20"}, ["limit", "not a string"]),
+        # an argument the tool does not take: a misspelt filter must not widen the answer
+        (
+            "search_deals",
+            {"city": "sao-paulo", "neighborhood": "vila-madalena"},
+            ["neighborhood", "not an argument of search_deals", "Did you mean neighbourhood?"],
+        ),
+        ("cheapest_now", {"city": "sao-paulo", "kind": "happy_hour"}, ["kind", "radius_m"]),
+        ("catalog", {"x": 1}, ["'x'", "not an argument of catalog", "takes: none"]),
     ],
 )
 def test_bad_arguments_are_tool_errors_naming_the_argument(live, name, arguments, words):
@@ -314,6 +324,22 @@ def test_bad_arguments_are_tool_errors_naming_the_argument(live, name, arguments
 
 
 # --- protocol errors -------------------------------------------------------------------------
+
+
+def test_a_value_echoed_in_a_message_is_cut_short(live):
+    text = error_text(call(live, "search_deals", {"city": "a" * 100_000}))
+    assert text.startswith("city: unknown city 'aaa") and len(text) < 1000, len(text)
+    text = error_text(call(live, "get_venue", {"city": "sao-paulo", "venue": "b" * 100_000}))
+    assert "no bar 'bbb" in text and len(text) < 1000, len(text)
+
+
+def test_optional_arguments_sent_as_null_take_their_defaults(live):
+    """Agents often send every parameter; the input schemas admit null where the tools do."""
+    nulls = {"limit": None, "lang": None, "kind": None, "neighbourhood": None}
+    answer = ok(call(live, "search_deals", {"city": "sao-paulo", **nulls}))
+    assert answer["count"] == 20
+    converted = ok(call(live, "price_per_litre", {"price_brl": 6, "volume_ml": 600, "units": None}))
+    assert converted["price_per_litre_brl"] == 10.0
 
 
 def test_an_unknown_tool_is_a_json_rpc_error(live):
@@ -343,7 +369,7 @@ def test_malformed_json_rpc_gets_json_rpc_errors(live, api):
     assert unknown.json()["error"]["code"] == -32601 and unknown.json()["id"] == 7
 
 
-@pytest.mark.parametrize("arguments", [[], "sao-paulo", 3, True])
+@pytest.mark.parametrize("arguments", [[], "sao-paulo", 3, True, "NaN"])
 def test_arguments_that_are_not_an_object_get_a_tool_error(live, api, arguments):
     """decisions.md: bad arguments give a tool error with a readable message, never a
     protocol error (the SDK answered -32602 "Invalid request parameters")."""
@@ -353,7 +379,10 @@ def test_arguments_that_are_not_an_object_get_a_tool_error(live, api, arguments)
         "method": "tools/call",
         "params": {"name": "search_deals", "arguments": arguments},
     }
-    answer = api.post("/mcp", json=body, headers=HEADERS)
+    content = json.dumps(body)
+    if arguments == "NaN":  # not strict JSON, but the SDK's parser reads it
+        content = content.replace('"NaN"', "NaN")
+    answer = api.post("/mcp", content=content, headers=HEADERS)
     assert answer.status_code == 200
     assert answer.json()["id"] == 11
     result = answer.json()["result"]
@@ -379,7 +408,7 @@ def _list_tools_over_raw_http(api, **headers):
 
 
 def test_host_header_protection_follows_allowed_hosts(live, api):
-    for host in (f"127.0.0.1:{live.port}", f"localhost:{live.port}", "localhost"):
+    for host in (f"127.0.0.1:{live.port}", f"localhost:{live.port}", "localhost", "LocalHost"):
         response = _list_tools_over_raw_http(api, Host=host)
         assert response.status_code == 200, host
         assert {t["name"] for t in response.json()["result"]["tools"]} == TOOL_NAMES
