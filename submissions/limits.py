@@ -1,16 +1,22 @@
 """Who may write now: the endpoints' open/closed state, the burst limit and the daily cap.
 
 Counters are atomic (``beers.counters``: Redis INCR in production). The daily cap counts only
-writes that were stored: a slot is reserved with INCR before verification and given back
-(DECR) when the request ends without storing anything (failed verification, unknown city,
-duplicate, error). So concurrent requests can never pass the cap, and a duplicate, a repeat
-confirmation or a failed check never uses up a sender's day. A request over the cap is not
-refused at once: it stores nothing, and is still answered `duplicate` when it repeats a write
-that is waiting (the interface's duplicate move has no cap condition); see WriteApi.
+writes that were stored. Two counters per endpoint, address and day: `held`, the places taken
+by requests still running plus the writes stored, and `kept`, the writes stored. A request
+takes a place with INCR before verification and gives it back (DECR) when it ends without
+storing anything (failed verification, unknown city, duplicate, error), so concurrent requests
+can never pass the cap, and a duplicate, a repeat confirmation or a failed check never uses up
+a sender's day. A request that finds every place held while fewer than the cap are kept waits
+(up to CAP_WAIT_SECONDS) for the running ones to end: one of them may give its place back, and
+refusing at once would answer 429 to a sender under the cap (a double-clicked form beside
+other writes). A request over the cap is not refused at once: it stores nothing, and is still
+answered `duplicate` when it repeats a write that is waiting (the interface's duplicate move
+has no cap condition); see WriteApi.
 """
 
 import datetime as dt
 import math
+import time
 import zoneinfo
 from contextlib import contextmanager
 
@@ -75,27 +81,54 @@ def seconds_to_midnight(now: dt.datetime | None = None) -> int:
     )
 
 
-def _cap_key(endpoint: str, address_hash: str) -> str:
+CAP_WAIT_SECONDS = 10.0  # longer than a write takes: two siteverify tries, then the database
+CAP_POLL_SECONDS = 0.05
+
+
+def _cap_key(endpoint: str, address_hash: str, counter: str = "held") -> str:
     day = timezone.now().astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
-    return f"cap:{endpoint}:{address_hash}:{day.isoformat()}"
+    return f"cap:{endpoint}:{address_hash}:{day.isoformat()}:{counter}"
 
 
 class CapSlot:
-    """One reserved place under the daily cap; ``keep()`` once the write is stored. Over the
-    cap, ``refusal`` is the 429 to answer unless the request turns out to be a duplicate."""
+    """One place under the daily cap; ``keep()`` once the write is stored. Over the cap the
+    slot holds no place and ``refusal`` is the 429 to answer unless the request turns out to
+    be a duplicate."""
 
-    def __init__(self, key: str, refusal: ApplicationError | None = None):
+    def __init__(self, key: str, refusal: ApplicationError | None = None, ttl: int = 0):
         self.key = key
+        self.ttl = ttl
         self.kept = False
         self.refusal = refusal
 
     def keep(self) -> None:
+        if self.kept:
+            return
         self.kept = True
+        try:
+            counters.incr(self.key.removesuffix(":held") + ":kept", ttl=self.ttl)
+        except Exception:  # the store went away: its counts went with it
+            pass
+
+
+def _take_place(key: str, kept_key: str, ttl: int) -> bool:
+    """Take a place under the cap, waiting while the places are held by requests still
+    running rather than by stored writes; False when the cap is reached (or the wait ends)."""
+    deadline = time.monotonic() + CAP_WAIT_SECONDS
+    while True:
+        if counters.incr(key, ttl=ttl) <= settings.WRITE_DAILY_CAP:
+            return True
+        _release(key)
+        if int(cache.get(kept_key) or 0) >= settings.WRITE_DAILY_CAP:
+            return False
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(CAP_POLL_SECONDS)
 
 
 @contextmanager
 def daily_cap(endpoint: str, address_hash: str):
-    """Reserve a place under WRITE_DAILY_CAP for this endpoint, address and day. Over the cap
+    """Take a place under WRITE_DAILY_CAP for this endpoint, address and day. Over the cap
     the slot carries the 429 `rate_limited` to answer (and can't be kept). A cap of 0 or less
     is no cap (status then says `rateLimits.write` false, unless the burst limit is on)."""
     key = _cap_key(endpoint, address_hash)
@@ -107,19 +140,22 @@ def daily_cap(endpoint: str, address_hash: str):
     wait = seconds_to_midnight()
     if STORE.down():  # known not to answer: close at once rather than wait out its timeout
         raise _counter_store_down()
+    ttl = wait + 60
     try:
-        count = counters.incr(key, ttl=wait + 60)
+        placed = _take_place(key, _cap_key(endpoint, address_hash, "kept"), ttl)
     except Exception as exc:
         STORE.failed()
         raise _counter_store_down() from exc
-    slot = CapSlot(key)
-    if count > settings.WRITE_DAILY_CAP:
-        slot.refusal = ApplicationError(
+    if not placed:
+        refusal = ApplicationError(
             429,
             "rate_limited",
             "Daily limit of writes from this address reached.",
             headers={"Retry-After": str(wait)},
         )
+        yield CapSlot(key, refusal)  # holds no place: nothing to give back
+        return
+    slot = CapSlot(key, ttl=ttl)
     try:
         yield slot
     finally:
@@ -136,4 +172,4 @@ def _release(key: str) -> None:
 
 def cap_count(endpoint: str, address_hash: str) -> int:
     """How many writes are counted today (for tests and the admin)."""
-    return int(cache.get(_cap_key(endpoint, address_hash)) or 0)
+    return int(cache.get(_cap_key(endpoint, address_hash, "kept")) or 0)

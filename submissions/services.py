@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import json
 import logging
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
@@ -287,16 +288,25 @@ def report_create(*, address_hash: str, body: dict, data: dict) -> str:
     )
 
 
-def _deal_for_update(deal_id: int) -> Deal:
-    """The price, locked, if it is public (published or disputed, at an open bar of an active
-    city: the prices of deals.json); else 404. A price nobody can see cannot be confirmed."""
-    public = Deal.objects.select_for_update(of=("self",)).filter(
-        status__in=RANKED_STATUSES, venue__status=VenueStatus.OPEN, city__active=True
-    )
-    deal = _by_id(public, deal_id)
+def _deal_for_update(deal_id: int, repeated: Callable[[Deal, dt.date], bool]):
+    """(the price, locked, its city, the city-local day) when it is public (published or
+    disputed, at an open bar of an active city: the prices of deals.json) or when `repeated`
+    says this address already did the same to it (a repeat is a duplicate whatever the price
+    became since: suspended by that very dispute, say); else 404. A price nobody can see cannot
+    be confirmed. The caller's duplicate test runs again on a public price (cheap)."""
+    deal = _by_id(Deal.objects.select_for_update(of=("self",)), deal_id)
     if deal is None:
         raise not_found("Price not found.")
-    return deal
+    city = City.objects.get(pk=deal.city_id)
+    day = city.local_now().date()
+    public = (
+        deal.status in RANKED_STATUSES
+        and city.active
+        and Venue.objects.filter(pk=deal.venue_id, status=VenueStatus.OPEN).exists()
+    )
+    if not public and not repeated(deal, day):
+        raise not_found("Price not found.")
+    return deal, city, day
 
 
 def _confirmed_at_this_amount(deal: Deal, address_hash: str) -> bool:
@@ -319,10 +329,14 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     from an address that has not confirmed this amount before, one more confirmation (the
     label counts people); while disputes are open it is kept but changes nothing.
     Once per address, price and city-local day; a repeat is a duplicate."""
-    deal = _deal_for_update(deal_id)
-    city = City.objects.get(pk=deal.city_id)
-    day = city.local_now().date()
-    if DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
+
+    def repeated(deal: Deal, day: dt.date) -> bool:
+        return DealConfirmation.objects.filter(
+            deal=deal, address_hash=address_hash, day=day
+        ).exists()
+
+    deal, city, day = _deal_for_update(deal_id, repeated)
+    if repeated(deal, day):
         return DUPLICATE
     counted = deal.open_disputes == 0
     new_person = counted and not _confirmed_at_this_amount(deal, address_hash)
@@ -348,11 +362,13 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
     while the address's earlier dispute of the price still waits for review a new one is
     a duplicate (the same thing from the same address): one address alone never makes a
     price disputed or takes it out."""
-    deal = _deal_for_update(deal_id)
-    city = City.objects.get(pk=deal.city_id)
-    day = city.local_now().date()
-    mine = DealDispute.objects.filter(deal=deal, address_hash=address_hash)
-    if mine.filter(models.Q(day=day) | _PENDING).exists():
+
+    def repeated(deal: Deal, day: dt.date) -> bool:
+        mine = DealDispute.objects.filter(deal=deal, address_hash=address_hash)
+        return mine.filter(models.Q(day=day) | _PENDING).exists()
+
+    deal, city, day = _deal_for_update(deal_id, repeated)
+    if repeated(deal, day):
         return DUPLICATE
     try:
         with transaction.atomic():

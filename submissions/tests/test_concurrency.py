@@ -108,3 +108,34 @@ def test_daily_cap_holds_under_a_burst_of_different_writes(world, writes_open):
     statuses = sorted(status for status, _ in results)
     assert statuses == [202] * 5 + [429] * (N - 5), results
     assert limits.cap_count("city-requests", address_hash(IP)) == 5
+
+
+def test_repeats_beside_new_writes_never_meet_a_cap_not_reached(world, writes_open):
+    """A repeat holds a place under the cap while it runs, then gives it back: a new write
+    arriving meanwhile waits for it instead of being refused below the cap (a double-clicked
+    form beside other writes answered 429 to a sender with places left)."""
+    writes_open.WRITE_DAILY_CAP = 5
+    bodies = [{"city": f"Cidade {i}", "turnstile": "t"} for i in range(5)]
+    results = send_together("/api/v1/city-requests", bodies + [bodies[0]] * 10)
+    answers = sorted(answer.get("status", answer.get("error")) for _, answer in results)
+    assert answers == ["duplicate"] * 10 + ["received"] * 5, results
+    assert limits.cap_count("city-requests", address_hash(IP)) == 5
+    more = JsonClient(IP).post("/api/v1/city-requests", {"city": "Cidade 9", "turnstile": "t"})
+    assert more.status_code == 429
+
+
+def test_a_repeated_dispute_of_the_price_it_took_out_is_a_duplicate(world, writes_open):
+    deal = world.fresh_deal()
+    for i in range(3):
+        answer = JsonClient(f"192.0.2.{i + 1}").post(
+            f"/api/v1/deals/{deal.pk}/dispute", {"turnstile": "t"}
+        )
+        assert answer.json() == {"status": "received"}
+    deal.refresh_from_db()
+    assert deal.status == "suspended"
+    again = JsonClient("192.0.2.3").post(f"/api/v1/deals/{deal.pk}/dispute", {"turnstile": "t"})
+    assert (again.status_code, again.json()) == (202, {"status": "duplicate"})
+    other = JsonClient("192.0.2.9").post(f"/api/v1/deals/{deal.pk}/dispute", {"turnstile": "t"})
+    assert other.status_code == 404  # nobody else sees the price any more
+    confirm = JsonClient("192.0.2.3").post(f"/api/v1/deals/{deal.pk}/confirm", {"turnstile": "t"})
+    assert confirm.status_code == 404  # it confirmed nothing today
