@@ -55,7 +55,11 @@ _memo = functools.lru_cache(maxsize=4096)
 
 
 def serving_label(*, fmt, units: int, packaging: str, lang: str) -> str:
-    """'Garrafa 600 ml', 'Balde com 5 × Long neck 355 ml' / 'Bucket of 5 × 355 ml long neck'."""
+    """'Garrafa 600 ml', 'Balde com 5 × Long neck 355 ml' / 'Bucket of 5 × 355 ml long neck'.
+    A packaging the format already names (a tower of the torre format) is not said twice:
+    'Torre 3 L', not 'Torre com 1 × Torre 3 L'."""
+    if packaging == fmt.type:
+        packaging = "single"
     return _serving_text(fmt.label_en if lang == "en" else fmt.label_pt, units, packaging, lang)
 
 
