@@ -15,6 +15,7 @@ VENUE = rf"(?P<venue>{SLUG})"
 EN = {"lang": "en"}
 
 urlpatterns = [
+    path("robots.txt", views.robots, name="robots"),
     path("", views.home, name="home"),
     path("en", views.home, EN, name="home-en"),
     re_path(rf"^en/{CITY}$", views.city_page, EN, name="city-en"),

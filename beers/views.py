@@ -14,6 +14,8 @@ from django.http import HttpResponse, HttpResponsePermanentRedirect
 from django.template.response import TemplateResponse
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_safe
 
 from beers import degraded, labels
 from beers.errors import ApplicationError
@@ -103,10 +105,14 @@ def _deal_rows(deals: list[dict], lang: str) -> list[dict]:
     ]
 
 
+DATE_FORMATS = {"pt-BR": "d/m/Y", "en": "M j, Y"}  # 06/11/2026, Nov 6, 2026 (as the `when` texts)
+
+
 def _render(
     request, template: str, lang: str, context: dict, *, alternate: str, status: int = 200
 ) -> HttpResponse:
     """Render in the page's language; `alternate` is the same page's path in the other one."""
+    other = "pt-BR" if lang == "en" else "en"
     with translation.override(DJANGO_LANG[lang]):
         response = TemplateResponse(
             request,
@@ -115,7 +121,15 @@ def _render(
                 **site_context(lang),
                 **context,
                 "alternate": alternate,
-                "alternate_lang": "pt-BR" if lang == "en" else "en",
+                "alternate_lang": other,
+                # hreflang pairs, absolute (the canonical host), for pages that exist
+                "alternates": {
+                    lang: settings.SITE_URL + request.path,
+                    other: settings.SITE_URL + alternate,
+                }
+                if status == 200
+                else {},
+                "date_format": DATE_FORMATS[lang],
             },
             status=status,
         )
@@ -145,8 +159,12 @@ def unavailable_page(request, lang: str, retry_after: int) -> HttpResponse:
 
 
 def degradable(view):
-    """Pages follow degraded mode like the live API: 503 instead of reading the database."""
+    """Pages follow degraded mode like the live API: 503 instead of reading the database.
+    They are read with GET or HEAD only: any other method is 405 with `Allow: GET, HEAD`
+    (before the CSRF check, whose 403 page would answer a POST otherwise)."""
 
+    @csrf_exempt
+    @require_safe
     @functools.wraps(view)
     def wrapper(request, *args, lang: str = "pt-BR", **kwargs):
         state = degraded.switch_state()
@@ -173,13 +191,15 @@ def _cache(response: HttpResponse, fresh_until: dt.datetime) -> HttpResponse:
 def home(request, lang: str = "pt-BR") -> HttpResponse:
     rows = [{**c, "path": _path(c["url"])} for c in cities.cities_active(lang=lang)]
     other = "pt-BR" if lang == "en" else "en"
-    return _render(
+    response = _render(
         request,
         "beers/home.html",
         lang,
         {"cities": rows},
         alternate=site_context(other)["home_path"],
     )
+    response["Cache-Control"] = f"public, max-age={settings.LIVE_CACHE_SECONDS}"
+    return response
 
 
 @degradable
@@ -195,6 +215,8 @@ def city_page(request, city: str, lang: str = "pt-BR") -> HttpResponse:
         "answer": answer.data,
         "city_slug": city,
         "deals": _deal_rows(answer.data["deals"], lang),
+        "page_limit": PAGE_LIMIT,
+        "cut": answer.data["count"] >= PAGE_LIMIT,
     }
     response = _render(
         request, "beers/city.html", lang, context, alternate=f"{_prefix(other)}/{city}"
@@ -226,6 +248,24 @@ def venue_page(request, city: str, venue: str, lang: str = "pt-BR") -> HttpRespo
         request, "beers/venue.html", lang, context, alternate=f"{_prefix(other)}/{city}/{venue}"
     )
     return _cache(response, answer.fresh_until)
+
+
+ROBOTS = """User-agent: *
+Disallow: /admin/
+Disallow: /api/v1/search
+Disallow: /api/v1/cheapest
+Disallow: /api/v1/venues/
+Disallow: /api/v1/optout/
+Disallow: /mcp
+"""
+
+
+@require_safe
+def robots(request) -> HttpResponse:
+    """Crawlers read the pages and the open data, not the rate-limited live answers."""
+    response = HttpResponse(ROBOTS, content_type="text/plain; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 def without_slash(request, page: str, **_parts):

@@ -12,7 +12,14 @@ class OpenApiJsonView(SpectacularJSONAPIView):
     renderer_classes = [OpenApiJsonRenderer2, OpenApiJsonRenderer]
 
 
+class ApiDocsView(SpectacularRedocView):
+    """ReDoc from our static files (the sidecar), without the web fonts the stock page loads
+    from Google: the page depends on no outside host."""
+
+    template_name = "api/redoc.html"
+
+
 urlpatterns = [
     path("openapi.json", OpenApiJsonView.as_view(), name="openapi"),
-    path("docs", SpectacularRedocView.as_view(url_name="openapi"), name="api-docs"),
+    path("docs", ApiDocsView.as_view(url_name="openapi"), name="api-docs"),
 ]

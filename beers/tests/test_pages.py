@@ -356,6 +356,107 @@ def test_browser_opens_a_city_clicks_a_bar_and_sees_its_prices(live_server, worl
             browser.close()
 
 
+@pytest.mark.browser
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_on_a_phone_every_price_shows_whole_with_its_per_litre_and_age(
+    live_server, world, settings
+):
+    """375 px wide: nothing to scroll sideways, and the figures that were cut off (the price
+    per litre) or hidden (the checked date and its out-of-date flag) are on screen."""
+    from playwright.sync_api import expect, sync_playwright
+
+    executable = _chromium_or_skip()
+    artifacts = settings.BASE_DIR / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(locale="pt-BR", viewport={"width": 375, "height": 800})
+            for path in ("/sao-paulo", "/sao-paulo/boteco-do-ze", "/en/sao-paulo"):
+                page.goto(f"{live_server.url}{path}")
+                width = page.evaluate("document.documentElement.scrollWidth")
+                assert width <= 375, (path, width)
+                for cell in page.locator("td.per-litre").all():
+                    expect(cell).to_be_visible()
+                    box = cell.bounding_box()
+                    assert box["x"] >= 0 and box["x"] + box["width"] <= 375, (path, box)
+                expect(page.locator("small.old")).to_be_visible()  # the 100-day-old price
+                expect(page.locator("time").first).to_be_visible()
+            page.screenshot(path=str(artifacts / "city-sao-paulo-375px.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+# --- page details -----------------------------------------------------------------------------
+
+
+def test_pages_pair_their_languages_and_describe_themselves(client, world, settings):
+    html = text(client.get("/sao-paulo/boteco-do-ze"))
+    site = settings.SITE_URL
+    assert f'<link rel="alternate" hreflang="pt-BR" href="{site}/sao-paulo/boteco-do-ze">' in html
+    assert f'<link rel="alternate" hreflang="en" href="{site}/en/sao-paulo/boteco-do-ze">' in html
+    assert '<meta name="description" content="Preços de cerveja em Boteco do Zé' in html
+    assert '<link rel="icon" href="data:image/svg+xml' in html  # no /favicon.ico 404
+    assert "hreflang" not in text(client.get("/curitiba")).split("<body>")[0]  # a 404 pairs nothing
+
+
+def test_english_pages_write_dates_as_words(client, world):
+    today = timezone.localdate(timezone=dt.timezone(dt.timedelta(hours=-3)))
+    english = text(client.get("/en/sao-paulo/boteco-do-ze"))
+    assert f">{today:%b} {today.day}, {today.year}</time>" in english
+    assert f">{today:%d/%m/%Y}</time>" in text(client.get("/sao-paulo/boteco-do-ze"))
+
+
+@pytest.mark.parametrize("method", ["post", "put", "delete", "options"])
+def test_pages_answer_other_methods_405(client, world, method):
+    for path in ("/", "/sao-paulo", "/en/sao-paulo/boteco-do-ze"):
+        response = getattr(client, method)(path)
+        assert response.status_code == 405, (method, path)
+        assert response["Allow"] == "GET, HEAD"
+
+
+def test_answers_vary_on_the_browser_language_only_in_the_admin(client, world, admin_client):
+    """Pages take their language from the address, the API from `lang`: a shared cache keeps
+    one copy of each, whatever the browsers' Accept-Language."""
+    for path in ("/", "/sao-paulo", "/api/v1/search?city=sao-paulo", "/api/v1/status"):
+        response = client.get(path, HTTP_ACCEPT_LANGUAGE="en")
+        assert "Accept-Language" not in response.get("Vary", ""), path
+    assert text(client.get("/sao-paulo", HTTP_ACCEPT_LANGUAGE="en")).startswith(
+        '<!doctype html>\n<html lang="pt-BR">'
+    )
+    admin = admin_client.get("/admin/", HTTP_ACCEPT_LANGUAGE="en")
+    assert "Accept-Language" in admin["Vary"] and admin["Content-Language"] == "en"
+    # the admin's language does not stay on the thread for the next request
+    assert "Não há preços atuais deste bar." in text(client.get("/sao-paulo/sem-preco"))
+
+
+def test_home_is_cached_like_the_other_pages(client, world, settings):
+    assert client.get("/")["Cache-Control"] == f"public, max-age={settings.LIVE_CACHE_SECONDS}"
+
+
+def test_a_city_page_cut_at_50_says_so_and_links_every_price(client, world, monkeypatch):
+    from beers import views
+
+    assert "deals.csv" not in text(client.get("/sao-paulo")).split("<footer>")[0]
+    monkeypatch.setattr(views, "PAGE_LIMIT", 2)
+    html = text(client.get("/sao-paulo")).split("<footer>")[0]
+    assert "Estes são os 2 preços mais baratos por litro." in html
+    assert 'href="/api/v1/sao-paulo/deals.csv"' in html
+
+
+def test_robots_keep_crawlers_off_the_live_answers(client):
+    response = client.get("/robots.txt")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain")
+    assert "Disallow: /api/v1/search" in text(response) and "Disallow: /admin/" in text(response)
+
+
+def test_api_docs_need_no_outside_host(client):
+    html = text(client.get("/api/v1/docs"))
+    assert "/static/drf_spectacular_sidecar/redoc/" in html
+    assert "https://" not in html
+
+
 # --- degraded mode ----------------------------------------------------------------------------
 
 
@@ -395,5 +496,6 @@ def test_closed_bar_page_says_so_and_lists_no_prices(client, world):
     Venue.objects.filter(id=world["ze"].id).update(status="closed")
     html = text(client.get("/sao-paulo/boteco-do-ze"))
     assert "Este bar fechou." in html
+    assert '<meta name="robots" content="noindex">' in html
     assert "R$ 12,90" not in html
     assert "Boteco do Zé" not in text(client.get("/sao-paulo"))
