@@ -200,6 +200,13 @@ SUBMISSION_CASES = [
     ("link", "example.com", "link"),
     ("link", "https://example.com/\n", "link"),
     ("link", "", "link"),
+    # RFC 3986's grammar, not just its characters
+    ("link", "http://host:port/", "link"),
+    ("link", "http://a#b#c", "link"),
+    ("link", "http://exa[mple.org/", "link"),
+    ("link", "http://[1:2:3:4:5:6:7:8:9]/", "link"),
+    ("link", "http://[::1]:8080/menu", OK),
+    ("link", "urn:isbn:0451450523", OK),
     ("notes", s(500), OK),
     ("notes", s(501), "notes"),
     ("is_owner", True, OK),
@@ -458,8 +465,14 @@ def test_new_venue_bounds(api, world, writes_open, path, value, expected):
     [
         ("ana@example.com", True, OK),
         ("a@b.co", True, OK),
-        (s(188) + "@example.com", True, OK),  # 200 chars
-        (s(189) + "@example.com", True, "email"),  # 201 chars
+        ("a" * 64 + "@" + "x" * 61 + "." + "y" * 61 + ".example.com", True, OK),  # 200 chars
+        ("a" * 64 + "@" + "x" * 62 + "." + "y" * 61 + ".example.com", True, "email"),  # 201
+        ("a" * 65 + "@example.com", True, "email"),  # a local part is at most 64 (RFC 5321)
+        ("ana@exämple.org", True, "email"),  # "email", not "idn-email"
+        ("ana@xn--exmple-cua.org", True, OK),
+        ("ana@[127.0.0.1]", True, "email"),  # only an address at a domain name
+        ("ana@localhost", True, "email"),
+        ("ana@example.123", True, "email"),
         ("ana@example.com", MISSING, "consent"),
         ("ana@example.com", False, "consent"),
         ("ana@example.com", "true", "consent"),
