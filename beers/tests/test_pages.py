@@ -1,5 +1,6 @@
 """Site pages: home, a city's ranking and a bar, in pt-BR and en; 404s; reserved prefixes."""
 
+import contextlib
 import datetime as dt
 
 import pytest
@@ -321,11 +322,10 @@ def _chromium_or_skip() -> str:
     pytest.skip("chromium not installed (apt-get install chromium)")
 
 
-@pytest.mark.browser
-@pytest.mark.live
-@pytest.mark.django_db(transaction=True)
-def test_browser_opens_a_city_clicks_a_bar_and_sees_its_prices(live_server, world, settings):
-    from playwright.sync_api import expect, sync_playwright
+@contextlib.contextmanager
+def browser_page(settings, width: int, height: int = 800):
+    """A pt-BR page of a headless Chromium of this size, and the folder for screenshots."""
+    from playwright.sync_api import sync_playwright
 
     executable = _chromium_or_skip()
     artifacts = settings.BASE_DIR / "test-artifacts"
@@ -333,27 +333,39 @@ def test_browser_opens_a_city_clicks_a_bar_and_sees_its_prices(live_server, worl
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(locale="pt-BR", viewport={"width": 1000, "height": 800})
-            page.goto(f"{live_server.url}/sao-paulo")
-            expect(page.locator("h1")).to_have_text("Cerveja mais barata por litro em São Paulo")
-            rows = page.locator("table.deals tbody tr")
-            expect(rows).to_have_count(3)
-            expect(rows.first.locator("td.per-litre")).to_have_text("R$ 16,86/L")
-            page.screenshot(path=str(artifacts / "city-sao-paulo.png"), full_page=True)
-
-            page.get_by_role("link", name="Bar da Praça").click()
-            page.wait_for_url(f"{live_server.url}/sao-paulo/bar-da-praca")
-            expect(page.locator("h1")).to_have_text("Bar da Praça")
-            expect(page.locator("table.deals tbody tr")).to_have_count(1)
-            expect(page.locator("td.per-litre")).to_have_text("R$ 25,00/L")
-            page.screenshot(path=str(artifacts / "bar-bar-da-praca.png"), full_page=True)
-
-            page.get_by_role("link", name="English").click()
-            page.wait_for_url(f"{live_server.url}/en/sao-paulo/bar-da-praca")
-            expect(page.locator("html")).to_have_attribute("lang", "en")
-            expect(page.get_by_role("heading", name="Prices")).to_be_visible()
+            yield (
+                browser.new_page(locale="pt-BR", viewport={"width": width, "height": height}),
+                (artifacts),
+            )
         finally:
             browser.close()
+
+
+@pytest.mark.browser
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_browser_opens_a_city_clicks_a_bar_and_sees_its_prices(live_server, world, settings):
+    from playwright.sync_api import expect
+
+    with browser_page(settings, 1000) as (page, artifacts):
+        page.goto(f"{live_server.url}/sao-paulo")
+        expect(page.locator("h1")).to_have_text("Cerveja mais barata por litro em São Paulo")
+        rows = page.locator("table.deals tbody tr")
+        expect(rows).to_have_count(3)
+        expect(rows.first.locator("td.per-litre")).to_have_text("R$ 16,86/L")
+        page.screenshot(path=str(artifacts / "city-sao-paulo.png"), full_page=True)
+
+        page.get_by_role("link", name="Bar da Praça").click()
+        page.wait_for_url(f"{live_server.url}/sao-paulo/bar-da-praca")
+        expect(page.locator("h1")).to_have_text("Bar da Praça")
+        expect(page.locator("table.deals tbody tr")).to_have_count(1)
+        expect(page.locator("td.per-litre")).to_have_text("R$ 25,00/L")
+        page.screenshot(path=str(artifacts / "bar-bar-da-praca.png"), full_page=True)
+
+        page.get_by_role("link", name="English").click()
+        page.wait_for_url(f"{live_server.url}/en/sao-paulo/bar-da-praca")
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+        expect(page.get_by_role("heading", name="Prices")).to_be_visible()
 
 
 @pytest.mark.browser
@@ -364,28 +376,20 @@ def test_on_a_phone_every_price_shows_whole_with_its_per_litre_and_age(
 ):
     """375 px wide: nothing to scroll sideways, and the figures that were cut off (the price
     per litre) or hidden (the checked date and its out-of-date flag) are on screen."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    executable = _chromium_or_skip()
-    artifacts = settings.BASE_DIR / "test-artifacts"
-    artifacts.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(locale="pt-BR", viewport={"width": 375, "height": 800})
-            for path in ("/sao-paulo", "/sao-paulo/boteco-do-ze", "/en/sao-paulo"):
-                page.goto(f"{live_server.url}{path}")
-                width = page.evaluate("document.documentElement.scrollWidth")
-                assert width <= 375, (path, width)
-                for cell in page.locator("td.per-litre").all():
-                    expect(cell).to_be_visible()
-                    box = cell.bounding_box()
-                    assert box["x"] >= 0 and box["x"] + box["width"] <= 375, (path, box)
-                expect(page.locator("small.old")).to_be_visible()  # the 100-day-old price
-                expect(page.locator("time").first).to_be_visible()
-            page.screenshot(path=str(artifacts / "city-sao-paulo-375px.png"), full_page=True)
-        finally:
-            browser.close()
+    with browser_page(settings, 375) as (page, artifacts):
+        for path in ("/sao-paulo", "/sao-paulo/boteco-do-ze", "/en/sao-paulo"):
+            page.goto(f"{live_server.url}{path}")
+            width = page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 375, (path, width)
+            for cell in page.locator("td.per-litre").all():
+                expect(cell).to_be_visible()
+                box = cell.bounding_box()
+                assert box["x"] >= 0 and box["x"] + box["width"] <= 375, (path, box)
+            expect(page.locator("small.old")).to_be_visible()  # the 100-day-old price
+            expect(page.locator("time").first).to_be_visible()
+        page.screenshot(path=str(artifacts / "city-sao-paulo-375px.png"), full_page=True)
 
 
 # --- page details -----------------------------------------------------------------------------
