@@ -5,9 +5,11 @@ cache key is the query itself, so a search asked over REST is a hit for the same
 MCP and the other way round.
 """
 
+import datetime as dt
 import hashlib
 import logging
 import time
+import zoneinfo
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -103,16 +105,18 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     A database that does not answer becomes the degraded 503 (the static datasets still work),
     at once for a few seconds after (beers.outage; answers still in the cache are served).
     """
-    key = "live:v3:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
+    key = "live:v4:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
     version_keys = _version_keys(key_parts)
     found = _cache_get_many([key, *version_keys])
     version = tuple(found.get(k, 0) for k in version_keys)
     hit = found.get(key)
     if hit is not None:
-        body, computed_at, ttl, computed_version = hit
+        body, computed_at, ttl, computed_version, zone = hit
         # an answer computed at a later time than now (the clock was set back) is not reused
         if computed_at <= now < computed_at + ttl and computed_version == version:
+            if zone is not None:
+                body = _local_time_now(body, zone, now)
             return CachedAnswer(body, max(0, int(now - computed_at)))
     if DATABASE.down():
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)
@@ -125,8 +129,21 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))
     if ttl >= 1:
         # the version read before computing: a change meanwhile makes this entry stale at once
-        _cache_set(key, (body, now, ttl, version), ttl)
+        _cache_set(key, (body, now, ttl, version, answer.clock_zone), ttl)
     return CachedAnswer(body)
+
+
+_LOCAL_TIME = b',"local_time":"'
+
+
+def _local_time_now(body: bytes, zone: str, now: float) -> bytes:
+    """The cached answer with its closing `local_time` set to the city's time now. The copy
+    holds only until the next schedule edge or midnight of its city (ranking.next_change), so
+    the prices it lists are exactly those on now: its `local_time` says the minute it answers
+    for, not the one it was computed at (`as_of` keeps that)."""
+    cut = body.rfind(_LOCAL_TIME)
+    local = dt.datetime.fromtimestamp(int(now), zoneinfo.ZoneInfo(zone)).isoformat()
+    return body[:cut] + _LOCAL_TIME + local.encode() + b'"}'
 
 
 def _cache_get_many(keys: list[str]) -> dict:

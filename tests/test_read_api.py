@@ -438,6 +438,26 @@ def test_a_cache_hit_states_the_whole_lifetime_and_its_age(client, bar, formats,
     assert "Age" not in fresh
 
 
+def test_a_cached_cheapest_states_the_city_time_it_answers_for(client, bar, formats, monkeypatch):
+    """A copy of cheapest holds only while the same prices are on (until the next schedule
+    edge or midnight), so it answers for the minute it is served in: its `local_time` is the
+    city's time now, while `as_of` keeps when it was computed."""
+    make_deals(bar, formats, 2)
+    first = client.get("/api/v1/cheapest", {"city": "sao-paulo"})
+    computed = time.time()
+    local = timezone.now().astimezone(bar.city.tz)
+    to_midnight = (24 - local.hour) * 3600 - local.minute * 60 - local.second
+    if to_midnight < 200:
+        pytest.skip("seconds before the city's midnight: the server's copy lives too short")
+    monkeypatch.setattr(answers.time, "time", lambda: computed + 185)
+    again = client.get("/api/v1/cheapest", {"city": "sao-paulo"})
+    assert int(again["Age"]) in (184, 185)
+    expected = dt.datetime.fromtimestamp(int(computed + 185), bar.city.tz).isoformat()
+    assert again.json()["local_time"] == expected and expected.endswith("-03:00")
+    assert again.json()["as_of"] == first.json()["as_of"]
+    assert {**again.json(), "local_time": None} == {**first.json(), "local_time": None}
+
+
 def test_a_clock_set_back_does_not_serve_an_answer_computed_later(
     client, bar, formats, monkeypatch
 ):

@@ -63,10 +63,13 @@ def _render(
 
 @dataclass(frozen=True)
 class Answer:
-    """A rendered answer and the instant until which it stays true (cache horizon)."""
+    """A rendered answer and the instant until which it stays true (cache horizon).
+    `clock_zone`: the city's zone when the answer ends with its `local_time`, which a cached
+    copy states anew each time it is served (beers.answers)."""
 
     data: dict
     fresh_until: dt.datetime
+    clock_zone: str | None = None
 
 
 def city_get(slug: str) -> City:
@@ -290,8 +293,8 @@ def _cheapest(query: CheapestQuery, city: City, now: dt.datetime) -> tuple[Answe
             break
     deals = _render(rows, city=city, lang=query.lang, today=today, distances=distances)
     answer = render.deals_envelope(city=city, lang=query.lang, now=now, deals=deals)
-    answer["local_time"] = local.replace(microsecond=0).isoformat()
-    return Answer(answer, next_change(city, now)), fetched > 0
+    answer["local_time"] = local.replace(microsecond=0).isoformat()  # the last key
+    return Answer(answer, next_change(city, now), clock_zone=city.timezone), fetched > 0
 
 
 def next_change(city: City, now: dt.datetime) -> dt.datetime:
