@@ -62,6 +62,11 @@ def _prefix(lang: str) -> str:
     return "/en" if lang == "en" else ""
 
 
+def _other(lang: str) -> str:
+    """The site's other language."""
+    return "pt-BR" if lang == "en" else "en"
+
+
 def site_context(lang: str) -> dict:
     """What the base template needs: language, attribution and the open-data links."""
     return {
@@ -112,7 +117,7 @@ def _render(
     request, template: str, lang: str, context: dict, *, alternate: str, status: int = 200
 ) -> HttpResponse:
     """Render in the page's language; `alternate` is the same page's path in the other one."""
-    other = "pt-BR" if lang == "en" else "en"
+    other = _other(lang)
     with translation.override(DJANGO_LANG[lang]):
         response = TemplateResponse(
             request,
@@ -140,7 +145,7 @@ def _render(
 
 def not_found_page(request, lang: str = "pt-BR") -> HttpResponse:
     """The HTML 404 of the site (unknown city or bar, unknown page)."""
-    other = "pt-BR" if lang == "en" else "en"
+    other = _other(lang)
     return _render(
         request, "404.html", lang, {}, alternate=site_context(other)["home_path"], status=404
     )
@@ -149,7 +154,7 @@ def not_found_page(request, lang: str = "pt-BR") -> HttpResponse:
 def unavailable_page(request, lang: str, retry_after: int) -> HttpResponse:
     """503 while the live pages are paused (operator switch) or the database is not
     answering: the static datasets keep working."""
-    other = "pt-BR" if lang == "en" else "en"
+    other = _other(lang)
     response = _render(
         request, "503.html", lang, {}, alternate=site_context(other)["home_path"], status=503
     )
@@ -190,7 +195,7 @@ def _cache(response: HttpResponse, fresh_until: dt.datetime) -> HttpResponse:
 @degradable
 def home(request, lang: str = "pt-BR") -> HttpResponse:
     rows = [{**c, "path": _path(c["url"])} for c in cities.cities_active(lang=lang)]
-    other = "pt-BR" if lang == "en" else "en"
+    other = _other(lang)
     response = _render(
         request,
         "beers/home.html",
@@ -210,7 +215,7 @@ def city_page(request, city: str, lang: str = "pt-BR") -> HttpResponse:
         if exc.status == 404:
             return not_found_page(request, lang)
         raise
-    other = "pt-BR" if lang == "en" else "en"
+    other = _other(lang)
     context = {
         "answer": answer.data,
         "city_slug": city,
@@ -234,7 +239,7 @@ def venue_page(request, city: str, venue: str, lang: str = "pt-BR") -> HttpRespo
         raise
     data = answer.data
     bar = data["venue"]
-    other = "pt-BR" if lang == "en" else "en"
+    other = _other(lang)
     context = {
         "answer": data,
         "venue": bar,

@@ -35,8 +35,9 @@ INSTRUCTIONS = (
 )
 
 
-TOOL_NAMES = tuple(fn.__name__ for fn in tools.TOOLS)
-TOOLS_BY_NAME = {fn.__name__: fn for fn in tools.TOOLS}
+# each tool's arguments, in order, by tool name
+TOOL_ARGUMENTS = {fn.__name__: tuple(inspect.signature(fn).parameters) for fn in tools.TOOLS}
+TOOL_NAMES = tuple(TOOL_ARGUMENTS)
 
 
 class BrejaMCPServer(MCPServer):
@@ -57,7 +58,7 @@ class BrejaMCPServer(MCPServer):
 
 def unknown_arguments(name: str, arguments: dict[str, Any] | None) -> str:
     """The tool error's text for the arguments `name` does not take, or "" (none)."""
-    taken = tuple(inspect.signature(TOOLS_BY_NAME[name]).parameters)
+    taken = TOOL_ARGUMENTS[name]
     problems = []
     for argument in arguments or {}:
         if argument in taken:

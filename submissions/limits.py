@@ -85,9 +85,11 @@ CAP_WAIT_SECONDS = 10.0  # longer than a write takes: two siteverify tries, then
 CAP_POLL_SECONDS = 0.05
 
 
-def _cap_key(endpoint: str, address_hash: str, counter: str = "held") -> str:
+def _cap_keys(endpoint: str, address_hash: str) -> tuple[str, str]:
+    """The `held` and `kept` counters of this endpoint, address and day (one day for both)."""
     day = timezone.now().astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
-    return f"cap:{endpoint}:{address_hash}:{day.isoformat()}:{counter}"
+    prefix = f"cap:{endpoint}:{address_hash}:{day.isoformat()}"
+    return f"{prefix}:held", f"{prefix}:kept"
 
 
 class CapSlot:
@@ -95,30 +97,30 @@ class CapSlot:
     slot holds no place and ``refusal`` is the 429 to answer unless the request turns out to
     be a duplicate."""
 
-    def __init__(self, key: str, refusal: ApplicationError | None = None, ttl: int = 0):
-        self.key = key
+    def __init__(self, refusal: ApplicationError | None = None, kept_key: str = "", ttl: int = 0):
+        self.refusal = refusal
+        self.kept_key = kept_key
         self.ttl = ttl
         self.kept = False
-        self.refusal = refusal
 
     def keep(self) -> None:
         if self.kept:
             return
         self.kept = True
         try:
-            counters.incr(self.key.removesuffix(":held") + ":kept", ttl=self.ttl)
+            counters.incr(self.kept_key, ttl=self.ttl)
         except Exception:  # the store went away: its counts went with it
             pass
 
 
-def _take_place(key: str, kept_key: str, ttl: int) -> bool:
+def _take_place(held_key: str, kept_key: str, ttl: int) -> bool:
     """Take a place under the cap, waiting while the places are held by requests still
     running rather than by stored writes; False when the cap is reached (or the wait ends)."""
     deadline = time.monotonic() + CAP_WAIT_SECONDS
     while True:
-        if counters.incr(key, ttl=ttl) <= settings.WRITE_DAILY_CAP:
+        if counters.incr(held_key, ttl=ttl) <= settings.WRITE_DAILY_CAP:
             return True
-        _release(key)
+        _release(held_key)
         if int(cache.get(kept_key) or 0) >= settings.WRITE_DAILY_CAP:
             return False
         if time.monotonic() >= deadline:
@@ -131,18 +133,18 @@ def daily_cap(endpoint: str, address_hash: str):
     """Take a place under WRITE_DAILY_CAP for this endpoint, address and day. Over the cap
     the slot carries the 429 `rate_limited` to answer (and can't be kept). A cap of 0 or less
     is no cap (status then says `rateLimits.write` false, unless the burst limit is on)."""
-    key = _cap_key(endpoint, address_hash)
     if not counters.daily_cap_enforced():
-        slot = CapSlot(key)
+        slot = CapSlot()
         slot.kept = True  # nothing counted, nothing to give back
         yield slot
         return
+    held_key, kept_key = _cap_keys(endpoint, address_hash)
     wait = seconds_to_midnight()
     if STORE.down():  # known not to answer: close at once rather than wait out its timeout
         raise _counter_store_down()
     ttl = wait + 60
     try:
-        placed = _take_place(key, _cap_key(endpoint, address_hash, "kept"), ttl)
+        placed = _take_place(held_key, kept_key, ttl)
     except Exception as exc:
         STORE.failed()
         raise _counter_store_down() from exc
@@ -153,14 +155,14 @@ def daily_cap(endpoint: str, address_hash: str):
             "Daily limit of writes from this address reached.",
             headers={"Retry-After": str(wait)},
         )
-        yield CapSlot(key, refusal)  # holds no place: nothing to give back
+        yield CapSlot(refusal)  # holds no place: nothing to give back
         return
-    slot = CapSlot(key, ttl=ttl)
+    slot = CapSlot(kept_key=kept_key, ttl=ttl)
     try:
         yield slot
     finally:
         if not slot.kept:
-            _release(key)
+            _release(held_key)
 
 
 def _release(key: str) -> None:
@@ -172,4 +174,4 @@ def _release(key: str) -> None:
 
 def cap_count(endpoint: str, address_hash: str) -> int:
     """How many writes are counted today (for tests and the admin)."""
-    return int(cache.get(_cap_key(endpoint, address_hash, "kept")) or 0)
+    return int(cache.get(_cap_keys(endpoint, address_hash)[1]) or 0)

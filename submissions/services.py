@@ -10,7 +10,6 @@ import hashlib
 import hmac
 import json
 import logging
-from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 
 from django.conf import settings
@@ -22,7 +21,6 @@ from beers.crypto import blind_index
 from beers.errors import Issue, not_found, unprocessable
 from beers.models import (
     DISPUTED_AT,
-    RANKED_STATUSES,
     SUSPENDED_AT,
     CheckSource,
     City,
@@ -31,8 +29,8 @@ from beers.models import (
     Format,
     PriceCheck,
     Venue,
-    VenueStatus,
 )
+from beers.selectors.published import published_deals
 from beers.services import deal_record_check
 from beers.text import name_key
 from outreach.links import menu_link_trusts
@@ -288,25 +286,19 @@ def report_create(*, address_hash: str, body: dict, data: dict) -> str:
     )
 
 
-def _deal_for_update(deal_id: int, repeated: Callable[[Deal, dt.date], bool]):
-    """(the price, locked, its city, the city-local day) when it is public (published or
-    disputed, at an open bar of an active city: the prices of deals.json) or when `repeated`
-    says this address already did the same to it (a repeat is a duplicate whatever the price
-    became since: suspended by that very dispute, say); else 404. A price nobody can see cannot
-    be confirmed. The caller's duplicate test runs again on a public price (cheap)."""
+def _deal_for_update(deal_id: int) -> tuple[Deal, City, dt.date, bool]:
+    """(the price, locked; its city; the city-local day; whether it is public: one of
+    deals.json's prices, in an active city), or 404 when there is no such price. The caller
+    answers a repeat from the same address `duplicate` whatever the price became since
+    (suspended by that very dispute, say), and 404 to anything else on a price nobody can see."""
     deal = _by_id(Deal.objects.select_for_update(of=("self",)), deal_id)
     if deal is None:
         raise not_found("Price not found.")
+    # Asked once the lock is held, in a statement of its own: a subquery beside the lock would
+    # read the snapshot from before the wait, missing the dispute that made the price suspended.
+    public = published_deals().filter(pk=deal.pk, city__active=True).exists()
     city = City.objects.get(pk=deal.city_id)
-    day = city.local_now().date()
-    public = (
-        deal.status in RANKED_STATUSES
-        and city.active
-        and Venue.objects.filter(pk=deal.venue_id, status=VenueStatus.OPEN).exists()
-    )
-    if not public and not repeated(deal, day):
-        raise not_found("Price not found.")
-    return deal, city, day
+    return deal, city, city.local_now().date(), public
 
 
 def _confirmed_at_this_amount(deal: Deal, address_hash: str) -> bool:
@@ -330,14 +322,11 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     label counts people); while disputes are open it is kept but changes nothing.
     Once per address, price and city-local day; a repeat is a duplicate."""
 
-    def repeated(deal: Deal, day: dt.date) -> bool:
-        return DealConfirmation.objects.filter(
-            deal=deal, address_hash=address_hash, day=day
-        ).exists()
-
-    deal, city, day = _deal_for_update(deal_id, repeated)
-    if repeated(deal, day):
+    deal, city, day, public = _deal_for_update(deal_id)
+    if DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
         return DUPLICATE
+    if not public:
+        raise not_found("Price not found.")
     counted = deal.open_disputes == 0
     new_person = counted and not _confirmed_at_this_amount(deal, address_hash)
     try:
@@ -363,13 +352,12 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
     a duplicate (the same thing from the same address): one address alone never makes a
     price disputed or takes it out."""
 
-    def repeated(deal: Deal, day: dt.date) -> bool:
-        mine = DealDispute.objects.filter(deal=deal, address_hash=address_hash)
-        return mine.filter(models.Q(day=day) | _PENDING).exists()
-
-    deal, city, day = _deal_for_update(deal_id, repeated)
-    if repeated(deal, day):
+    deal, city, day, public = _deal_for_update(deal_id)
+    mine = DealDispute.objects.filter(deal=deal, address_hash=address_hash)
+    if mine.filter(models.Q(day=day) | _PENDING).exists():
         return DUPLICATE
+    if not public:
+        raise not_found("Price not found.")
     try:
         with transaction.atomic():
             DealDispute.objects.create(

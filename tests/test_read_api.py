@@ -415,6 +415,15 @@ def test_answers_are_cached_with_cache_control(client, bar, formats, django_asse
     assert again.content == first.content
 
 
+def _skip_near_midnight(city, seconds: int) -> None:
+    """Skip when the city's midnight is closer than `seconds`: the server's copy of an answer
+    ends there, so a test moving the clock that far would see a new answer."""
+    local = timezone.now().astimezone(city.tz)
+    to_midnight = (24 - local.hour) * 3600 - local.minute * 60 - local.second
+    if to_midnight < seconds:
+        pytest.skip("seconds before the city's midnight: the server's copy lives too short")
+
+
 def test_a_cache_hit_states_the_whole_lifetime_and_its_age(client, bar, formats, monkeypatch):
     """10 to 15 minutes (interface.md) is the answer's lifetime: a hit keeps `max-age` and
     says how old it is in `Age`, as HTTP caches do."""
@@ -423,10 +432,7 @@ def test_a_cache_hit_states_the_whole_lifetime_and_its_age(client, bar, formats,
     assert first["Cache-Control"] == "public, max-age=600"
     assert "Age" not in first
     computed = time.time()
-    local = timezone.now().astimezone(bar.city.tz)
-    to_midnight = (24 - local.hour) * 3600 - local.minute * 60 - local.second
-    if to_midnight < 130:
-        pytest.skip("seconds before the city's midnight: the server's copy lives too short")
+    _skip_near_midnight(bar.city, 130)
     monkeypatch.setattr(answers.time, "time", lambda: computed + 125)
     again = client.get("/api/v1/search", {"city": "sao-paulo"})
     assert again.content == first.content
@@ -445,10 +451,7 @@ def test_a_cached_cheapest_states_the_city_time_it_answers_for(client, bar, form
     make_deals(bar, formats, 2)
     first = client.get("/api/v1/cheapest", {"city": "sao-paulo"})
     computed = time.time()
-    local = timezone.now().astimezone(bar.city.tz)
-    to_midnight = (24 - local.hour) * 3600 - local.minute * 60 - local.second
-    if to_midnight < 200:
-        pytest.skip("seconds before the city's midnight: the server's copy lives too short")
+    _skip_near_midnight(bar.city, 200)
     monkeypatch.setattr(answers.time, "time", lambda: computed + 185)
     again = client.get("/api/v1/cheapest", {"city": "sao-paulo"})
     assert int(again["Age"]) in (184, 185)
