@@ -5,7 +5,8 @@ import datetime as dt
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 
@@ -80,12 +81,21 @@ def lead_opt_out(*, lead_id: int) -> bool:
         )
     )
     if moved:
-        # the same address on other leads (a bar listed twice): the person opted out
+        # The same address on other leads (a bar listed twice): the person opted out, and this
+        # lead's confirmation is theirs too, so their own tokens change nothing later (one
+        # mailbox, one confirmation). A sibling whose own confirmation is under way is left.
         email_index = Lead.objects.filter(id=lead_id).values_list("email_index", flat=True)[0]
         if email_index:
-            Lead.objects.filter(email_index=email_index).exclude(id=lead_id).exclude(
-                status=LeadStatus.DO_NOT_CONTACT
-            ).update(status=LeadStatus.DO_NOT_CONTACT, opted_out_at=timezone.now(), **NO_CHANNEL)
+            Lead.objects.filter(email_index=email_index, confirmation_due=False).exclude(
+                id=lead_id
+            ).filter(
+                ~Q(status=LeadStatus.DO_NOT_CONTACT) | Q(confirmation_sent_at__isnull=True)
+            ).update(
+                status=LeadStatus.DO_NOT_CONTACT,
+                opted_out_at=Coalesce("opted_out_at", Value(timezone.now())),
+                confirmation_sent_at=timezone.now(),
+                **NO_CHANNEL,
+            )
         from .tasks import optout_confirmation_send
 
         # robust: a broker or mail failure must not change the answer, which is the same for

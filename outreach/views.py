@@ -81,12 +81,12 @@ def optout(request, token: str) -> HttpResponse:
     except Exception:  # the counters' store is down (a cache backend's own errors)
         return _unavailable()
     if request.method == "POST":
-        lead_id = check_token(token)
-        if lead_id is not None:
-            try:
-                services.lead_opt_out(lead_id=lead_id)
-            except DatabaseError:
-                return _unavailable()
+        # An invalid token runs the same UPDATE on no row (ids start at 1): in an outage every
+        # token gets the same 503, and none answers sooner than a valid one would.
+        try:
+            services.lead_opt_out(lead_id=check_token(token) or 0)
+        except DatabaseError:
+            return _unavailable()
         return _page("outreach/optout_done.html")
     return _page("outreach/optout.html")
 

@@ -332,6 +332,33 @@ def test_a_lead_moved_in_the_admin_gets_one_confirmation_at_its_first_opt_out(
     assert lead.status == LeadStatus.DO_NOT_CONTACT and lead.confirmation_sent_at is not None
 
 
+def test_one_mailbox_gets_one_confirmation_whichever_of_its_leads_tokens(client, mailoutbox):
+    """A bar listed twice under one address: the first opt-out stops both leads and confirms
+    once; the second lead's own token then changes nothing (it was mailed twice)."""
+    first = services.lead_create(name="Bar da Esquina", email=EMAIL)
+    twin = services.lead_create(name="Bar da Esquina (filial)", email=EMAIL.upper())
+    other = services.lead_create(name="Outro Bar", email="outro@example.com")
+    done = client.post(url(make_token(first.id)))
+    assert [m.to for m in mailoutbox] == [[EMAIL]]
+    twin.refresh_from_db()
+    assert twin.status == LeadStatus.DO_NOT_CONTACT and twin.opted_out_at is not None
+    assert client.post(url(make_token(twin.id))).content == done.content
+    assert services.optout_confirmations_due(now=timezone.now() + dt.timedelta(hours=1)) == 0
+    assert len(mailoutbox) == 1
+    client.post(url(make_token(other.id)))  # another address is its own person
+    assert [m.to for m in mailoutbox] == [[EMAIL], ["outro@example.com"]]
+
+
+def test_a_twin_moved_in_the_admin_is_confirmed_by_the_first_opt_out(client, mailoutbox):
+    first = services.lead_create(name="Bar da Esquina", email=EMAIL)
+    twin = services.lead_create(name="Bar da Esquina (filial)", email=EMAIL)
+    twin.status = LeadStatus.DO_NOT_CONTACT
+    services.lead_save(twin)
+    client.post(url(make_token(first.id)))
+    client.post(url(make_token(twin.id)))
+    assert [m.to for m in mailoutbox] == [[EMAIL]]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_posts_send_one_email(mailoutbox):
     if connection.vendor == "sqlite":
@@ -462,6 +489,28 @@ def test_an_outage_answers_503_and_logs_no_token(client, lead, monkeypatch):
     assert int(response["Retry-After"]) > 0
     assert any("optout" in line for line in lines)  # Django logged the 503, path masked
     assert not any(token in line for line in lines)
+
+
+def test_an_outage_answers_every_token_alike(client, lead, mailoutbox):
+    """The database refusing every query: a valid, a used and an invalid token all get the
+    same 503 (a valid one alone reaching the database told tokens apart)."""
+    from django.db import OperationalError
+
+    used = services.lead_create(name="Bar Antigo", email="antigo@example.com")
+    client.post(url(make_token(used.id)))
+
+    def refuse(execute, sql, params, many, context):
+        raise OperationalError("the database is down")
+
+    tokens = [make_token(lead.id), make_token(used.id), *other_tokens(lead)]
+    with connection.execute_wrapper(refuse):
+        answers = [client.post(url(token)) for token in tokens]
+    assert {r.status_code for r in answers} == {503}
+    assert len({r.content for r in answers}) == 1
+    assert len({tuple(sorted(r.headers.items())) for r in answers}) == 1
+    assert answers[0].json()["error"] == "unavailable"
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.NEW
 
 
 def test_log_lines_never_carry_an_opt_out_token(lead):
