@@ -7,7 +7,8 @@ neck` or `LN`, `garrafa`, `litrão`, `chopp`, `torre`). The format is the catalo
 that type and volume, or the only one with the volume or type found. Words of offers the
 reader cannot model (`balde`, `combo`, `dobro`, `happy hour`, `2x`, `2 por`...) mark the draft
 for a person, and so does a line showing several prices (two columns read as one line, two
-sizes): it gives a draft per price, each with the words before it.
+sizes): it gives a draft per price, each with the words before it. A line naming no beer or
+brand is a beer's price of its own only when it says so (`cerveja`, `chopp`, BEER_WORDS).
 """
 
 import re
@@ -38,6 +39,11 @@ TYPE_WORDS = {
     "chope": "chopp",
     "torre": "torre",
 }
+# Words that say a line's price is a beer's when it names no beer or brand of the catalogue
+# ("Chopp 300ml", "Cerveja garrafa 600ml"): such a draft is a price of an unknown beer, as a
+# submission with `beer: null` is. A line saying neither ("Água 500ml", "Refrigerante lata")
+# waits for a person.
+BEER_WORDS = ("cerveja", "cervejas", "cerva", "breja", "beer", "chopp", "chope", "chopes")
 # Offers a draft cannot carry: a person reads them.
 OFFER_WORDS = (
     "balde",
@@ -149,7 +155,11 @@ def read_line(line: str, catalogue: Catalogue) -> Draft | None:
         draft.notes.append("offer: " + ", ".join(offers))
     if draft.format_id is None:
         draft.notes.append("no format")
-    if draft.beer_id is None and draft.brand_id is None:
+    if (
+        draft.beer_id is None
+        and draft.brand_id is None
+        and not any(_words(key, word) for word in BEER_WORDS)
+    ):
         draft.notes.append("no beer or brand")
     return draft
 

@@ -130,6 +130,11 @@ CATALOGUE = menus.Catalogue(
         ("Heineken lata 2,50", 250, 0, None, None, ["no format"]),  # three cans: which?
         ("Torre Brahma 2,5L 1.234,50", 123450, None, 100, 10, []),
         ("Agua 500ml 5,00", 500, None, None, 9, ["no beer or brand"]),
+        ("Refrigerante lata 350ml 6,00", 600, None, None, 2, ["no beer or brand"]),
+        # the line says it is beer: a price of an unknown beer (a submission's `beer: null`)
+        ("Chopp 300ml R$ 8,00", 800, None, None, 8, []),
+        ("Cerveja garrafa 600ml R$ 14,00", 1400, None, None, 6, []),
+        ("Cerveja 600ml R$ 14,00", 1400, None, None, 6, []),
         ("Heineken 600ml R$ 15", 1500, 0, None, 6, []),  # whole reais after "R$"
         ("Heineken LN 330ml R$ 9,00", 900, 0, None, 4, []),
         ("Heineken 600ml R$15 - 2 por R$ 28", 2800, 0, None, 6, ["offer: 2 por"]),
@@ -251,6 +256,33 @@ def test_a_trusted_menu_checks_the_bars_same_price_again(
     assert known.price_cents == 1490
     assert (timezone.now() - known.verified_at).total_seconds() < 60
     assert Deal.objects.filter(venue=world.venue, beer=catalogue["beer"]).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_trusted_menus_beer_of_no_known_brand_goes_live_and_its_soda_waits(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """interface.md: a trusted upload's prices inside the hard bounds are approved at once.
+    "Cerveja garrafa 600ml" is such a price of an unknown beer (a submission's `beer: null`);
+    a soft drink's line says no beer and waits for a person."""
+    lines = ["Cerveja garrafa 600ml R$ 12,00", "Refrigerante lata 350ml R$ 6,00"]
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(api, world, lines, ref=menu_link_ref(world.venue.pk))
+    beer, soda = MenuDraft.objects.order_by("-price_cents")
+    assert (beer.price_cents, beer.beer, beer.brand, beer.format) == (
+        1200,
+        None,
+        None,
+        world.format,
+    )
+    assert beer.state == ReviewState.APPROVED and beer.deal.beer is None
+    assert soda.state == ReviewState.PENDING and "no beer or brand" in soda.notes
+    search = api.get(f"/api/v1/search?city={world.city.slug}").json()
+    ours = [d for d in search["deals"] if d["price_brl"] == 12.0]
+    assert [(d["beer"], d["brand"], d["format"]) for d in ours] == [
+        ("Cerveja", None, world.format.code)
+    ]
+    assert not Deal.objects.filter(price_cents=600).exists()
 
 
 @pytest.mark.django_db
