@@ -133,21 +133,32 @@ def deal_create(
 
 @transaction.atomic
 def deal_record_check(
-    *, deal: Deal, source: str, price_cents: int | None = None, at: dt.datetime | None = None
+    *,
+    deal: Deal,
+    source: str,
+    price_cents: int | None = None,
+    at: dt.datetime | None = None,
+    credit: str = "",
 ) -> Deal:
     """A new check of a price: it is verified now (at its price, or a corrected one).
 
     A check older than the price's last one joins the history only: it neither moves the
     price's last check back in time nor replaces a newer amount. A new amount starts the count
-    of confirmations again (those confirmed the old one)."""
+    of confirmations again (those confirmed the old one) and is credited to `credit` alone
+    (the nickname of whoever sent it, else nobody: the earlier sender did not send this
+    amount); a check with a nickname credits it whatever the amount."""
     at = at or timezone.now()
     observed = deal.price_cents if price_cents is None else price_cents
     if deal.verified_at is None or at >= deal.verified_at:
         fields = ["price_cents", "verified_at"]
-        if observed != deal.price_cents:
+        new_amount = observed != deal.price_cents
+        if new_amount:
             deal.price_cents = observed
             deal.confirmations = 0
             fields.append("confirmations")
+        if (new_amount or credit) and deal.credit != credit:
+            deal.credit = credit
+            fields.append("credit")
         deal.verified_at = at
         deal.save(update_fields=fields)
     PriceCheck.objects.create(deal=deal, price_cents=observed, checked_at=at, source=source)

@@ -358,9 +358,6 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         if value is not None:
             setattr(deal, name, value)
             changed.append(name)
-    if payload.get("nickname"):
-        deal.credit = payload["nickname"]
-        changed.append("credit")
     if changed:
         deal.save(update_fields=changed)
     deal_record_check(
@@ -368,6 +365,7 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         source=CheckSource.SUBMISSION,
         price_cents=price_cents(payload["price"]),
         at=seen_at,
+        credit=payload.get("nickname", ""),
     )
     _decide(submission, ReviewState.MERGED, deal=deal)
     _notify_submission_later(submission, deal)

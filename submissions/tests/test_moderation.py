@@ -357,6 +357,28 @@ def test_merge_updates_the_listed_price_and_counts_a_check(mod, world, api, writ
     assert Deal.objects.filter(venue=world.venue).count() == 1
 
 
+def test_the_credit_follows_the_amount(mod, world, api, writes_open):
+    """A nickname is credited for the amount its sender saw: the same amount checked again
+    keeps it, another amount without a nickname (a merge, a moderator's correction, a
+    trusted menu) leaves the price uncredited, one with a nickname credits that one."""
+    sub = submit(api, world, price=11.0, nickname="Lu")
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    sub = submit(api, world, price=11.0, notes="vi de novo")  # the same amount, no nickname
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    assert Deal.objects.get(pk=world.deal.pk).credit == "Lu"
+    sub = submit(api, world, price=12.0, notes="subiu")  # another amount, no nickname
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.price_cents, deal.credit) == (1200, "")
+    sub = submit(api, world, price=12.0, nickname="Bia", notes="confere")
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    assert Deal.objects.get(pk=world.deal.pk).credit == "Bia"
+    deal_record_check(
+        deal=Deal.objects.get(pk=world.deal.pk), source="menu_photo", price_cents=1350
+    )
+    assert Deal.objects.get(pk=world.deal.pk).credit == ""
+
+
 def test_merge_refuses_a_price_of_another_bar(mod, world, api, writes_open):
     sub = submit(api, world)
     decide(mod, sub, decision="merge", deal=str(world.other_deal.pk))
