@@ -290,6 +290,8 @@ CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
 # A page revalidating a dataset file by hand sends If-None-Match (and If-Modified-Since): the
 # preflight must allow them, or the browser never sends the request.
+# Only the methods some address under /api/ accepts (reads and writes); never PUT or DELETE.
+CORS_ALLOW_METHODS = ("GET", "HEAD", "OPTIONS", "POST")
 CORS_ALLOW_HEADERS = (*default_headers, "if-none-match", "if-modified-since")
 # Browsers hide these from scripts unless exposed: Retry-After (429, 503), a cached answer's
 # Age, a dataset file's ETag (for If-None-Match); Last-Modified is safelisted already.

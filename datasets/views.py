@@ -10,6 +10,7 @@ import time
 from email.utils import formatdate
 
 from django.http import FileResponse, HttpResponse, StreamingHttpResponse
+from django.utils.http import parse_http_date_safe
 from django.views.decorators.csrf import csrf_exempt
 
 from beers.api.errors import json_error
@@ -42,6 +43,16 @@ def _etag_matches(header: str, etag: str) -> bool:
         return True
     bare = etag.removeprefix("W/")
     return any(tag.strip().removeprefix("W/") == bare for tag in header.split(","))
+
+
+def _not_modified(request, etag: str, created_at: int) -> bool:
+    """RFC 9110 13.2.2: If-None-Match decides when sent (weak comparison, 13.1.2); else
+    If-Modified-Since, against the generation's time (a file is as new as its generation)."""
+    if_none_match = request.headers.get("If-None-Match")
+    if if_none_match is not None:
+        return _etag_matches(if_none_match, etag)
+    since = parse_http_date_safe(request.headers.get("If-Modified-Since", ""))
+    return since is not None and int(created_at) <= since
 
 
 def _headers(response: HttpResponse, info: dict, created_at: int) -> HttpResponse:
@@ -81,7 +92,7 @@ def _dataset_file(request, name: str, city: str | None, retry: bool = True):
             "No such dataset file." if city is None else f"No dataset file {name} for city {city}."
         )
     created_at = pointer.get("created_at", 0)
-    if _etag_matches(request.headers.get("If-None-Match", ""), info["etag"]):
+    if _not_modified(request, info["etag"], created_at):
         # Streaming, so no Content-Length is added (CommonMiddleware would write 0, which a
         # 304 must not say: RFC 9110 8.6); no Content-Type either: it describes the stored file.
         not_modified = StreamingHttpResponse((), status=304)

@@ -415,6 +415,28 @@ def test_answers_are_cached_with_cache_control(client, bar, formats, django_asse
     assert again.content == first.content
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/search?city=sao-paulo",
+        "/api/v1/status",
+        "/api/v1/search?city=sao-paulo&limit=0",  # an error answer too
+        "/api/v1/optout/1.x",
+        "/api/v1/openapi.json",
+    ],
+)
+def test_api_answers_set_no_cookie_whatever_the_client_sends(client, bar, formats, path):
+    """A stale session cookie and a malformed CSRF cookie: the session middleware deleted the
+    one and the CSRF middleware replaced the other, on public cacheable answers."""
+    make_deals(bar, formats, 1)
+    client.cookies["sessionid"] = "stale"
+    client.cookies["csrftoken"] = "x"
+    for answer in (client.get(path), client.get(path)):
+        assert not answer.cookies, path
+        assert "Set-Cookie" not in answer
+        assert "cookie" not in answer.get("Vary", "").lower()
+
+
 def _skip_near_midnight(city, seconds: int) -> None:
     """Skip when the city's midnight is closer than `seconds`: the server's copy of an answer
     ends there, so a test moving the clock that far would see a new answer."""

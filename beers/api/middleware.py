@@ -62,14 +62,30 @@ def as_error_response(response):
     return converted
 
 
+def without_cookies(response):
+    """An answer that sets no cookie and does not vary by them. A client sending a stale
+    `sessionid` or a malformed `csrftoken` got Set-Cookie (a deletion, a fresh CSRF token) and
+    `Vary: Cookie` on public, cacheable answers; nothing under /api/ uses a cookie (the staff
+    endpoint reads the admin's session, never writes it)."""
+    response.cookies.clear()
+    if response.has_header("Vary"):
+        kept = [v.strip() for v in response["Vary"].split(",") if v.strip().lower() != "cookie"]
+        if kept:
+            response["Vary"] = ", ".join(kept)
+        else:
+            del response["Vary"]
+    return response
+
+
 class ApiOuterErrorMiddleware(MiddlewareMixin):
     """Every error answer under /api/ that is not JSON becomes an ErrorResponse here: Django's
     own pages from the views' chain (a 405, a 404), and what is refused before it, in the
     middleware outside ApiErrorMiddleware (a Host not in ALLOWED_HOSTS, raised in
     CommonMiddleware: an HTML page, with DEBUG its traceback page). Sits inside the CORS
-    middleware, which then adds its headers to the answer given here."""
+    middleware, which then adds its headers to the answer given here, and outside the session
+    and CSRF middleware, whose cookies it takes off (without_cookies)."""
 
     def process_response(self, request, response):
         if is_api_path(request.path):
-            return as_error_response(response)
+            return without_cookies(as_error_response(response))
         return response

@@ -1,7 +1,9 @@
 """Serving the files: content types, caching, ETag/304, CORS, HEAD, 404 — without the database."""
 
+import datetime as dt
 import hashlib
 import tempfile
+from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 
 import httpx
@@ -67,6 +69,26 @@ def test_matching_if_none_match_is_304_and_a_stale_one_is_200(client, exported):
     assert listed.status_code == 304
     stale = client.get("/api/v1/sao-paulo/deals.csv", HTTP_IF_NONE_MATCH='"other"')
     assert stale.status_code == 200
+
+
+def test_if_modified_since_is_304_unless_older_or_beside_if_none_match(client, exported):
+    """RFC 9110 13.1.3: a date no older than Last-Modified is 304; If-None-Match, when sent,
+    decides alone (13.2.2)."""
+    first = client.get("/api/v1/cities.json")
+    modified = first["Last-Modified"]
+    since = parsedate_to_datetime(modified)
+    for date in (modified, format_datetime(since + dt.timedelta(days=1), usegmt=True)):
+        again = client.get("/api/v1/cities.json", HTTP_IF_MODIFIED_SINCE=date)
+        assert again.status_code == 304, date
+        assert again["ETag"] == first["ETag"] and again["Last-Modified"] == modified
+    older = format_datetime(since - dt.timedelta(seconds=1), usegmt=True)
+    assert client.get("/api/v1/cities.json", HTTP_IF_MODIFIED_SINCE=older).status_code == 200
+    assert client.get("/api/v1/cities.json", HTTP_IF_MODIFIED_SINCE="yesterday").status_code == 200
+    both = client.get(
+        "/api/v1/cities.json", HTTP_IF_MODIFIED_SINCE=modified, HTTP_IF_NONE_MATCH='"other"'
+    )
+    assert both.status_code == 200
+    assert client.head("/api/v1/cities.json", HTTP_IF_MODIFIED_SINCE=modified).status_code == 304
 
 
 def test_head_answers_headers_without_a_body(client, exported):
@@ -250,3 +272,6 @@ def test_cors_preflight_is_answered(client, exported):
     assert response["Access-Control-Allow-Origin"] == "*"
     allowed = {h.strip() for h in response["Access-Control-Allow-Headers"].split(",")}
     assert {"if-none-match", "if-modified-since"} <= allowed
+    # only methods something under /api/ accepts (reads, and the writes' POST)
+    methods = {m.strip() for m in response["Access-Control-Allow-Methods"].split(",")}
+    assert methods == {"GET", "HEAD", "OPTIONS", "POST"}
