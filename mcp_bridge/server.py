@@ -8,6 +8,7 @@ import contextlib
 import difflib
 import inspect
 import json
+import logging
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -26,6 +27,8 @@ from beers.clients import address_hash, client_ip_from_meta
 from beers.counters import parse_rate, window_hit
 
 from . import tools
+
+logger = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
     "Breja: crowd-sourced beer prices from bars in Brazilian cities, ranked by price per litre "
@@ -145,9 +148,9 @@ PROTOCOL_RATE_FACTOR = 4  # a client opens a session and lists tools around its 
 BODY_PEEK_LIMIT = 4 << 20  # the SDK's own limit (413 above it)
 
 
-async def _read_body(receive) -> tuple[bytes, list[dict]]:
-    """The request's body (up to BODY_PEEK_LIMIT; beyond, what was read) and the messages
-    that carried it, to hand the app as they came."""
+async def _read_body(receive) -> tuple[bytes | None, list[dict]]:
+    """The request's body, None when it is over BODY_PEEK_LIMIT (reading stops there), and
+    the messages that carried it, to hand the app as they came."""
     messages, size, chunks = [], 0, []
     while True:
         message = await receive()
@@ -156,11 +159,19 @@ async def _read_body(receive) -> tuple[bytes, list[dict]]:
             break
         chunk = message.get("body", b"")
         size += len(chunk)
-        if size <= BODY_PEEK_LIMIT:
-            chunks.append(chunk)
-        if not message.get("more_body") or size > BODY_PEEK_LIMIT:
+        if size > BODY_PEEK_LIMIT:
+            return None, messages
+        chunks.append(chunk)
+        if not message.get("more_body"):
             break
     return b"".join(chunks), messages
+
+
+def _declared_length(scope) -> int | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
 
 
 _NOT_JSON = object()
@@ -176,7 +187,7 @@ def _parsed(body: bytes):
         pass
     try:
         return json.loads(body)
-    except ValueError:  # not JSON, or an integer beyond Python's digit limit
+    except (ValueError, RecursionError):  # not JSON, a digit limit, nesting past orjson's 1024
         return _NOT_JSON
 
 
@@ -222,6 +233,11 @@ async def _json(send, status: int, body: bytes, headers: list | None = None) -> 
     await send({"type": "http.response.body", "body": body})
 
 
+def _rpc_error(code: int, message: str) -> bytes:
+    """A JSON-RPC error answering no known request (its id is null)."""
+    return orjson.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+
+
 async def _bad_arguments(send, request_id) -> None:
     """The tool error a call with non-object `arguments` gets (as every tool's bad argument)."""
     text = "arguments: Must be an object of the tool's parameters (or left out)."
@@ -231,18 +247,58 @@ async def _bad_arguments(send, request_id) -> None:
 
 async def _too_many_requests(send, retry_after: int) -> None:
     """HTTP 429 with Retry-After, its body a JSON-RPC error (no request id is known yet)."""
-    body = orjson.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {
-                "code": -32000,
-                "message": f"Too many requests from this address; retry in {retry_after} seconds, "
-                f"or read the static datasets: {settings.SITE_URL}{DATASETS_INDEX}",
-            },
-        }
+    body = _rpc_error(
+        -32000,
+        f"Too many requests from this address; retry in {retry_after} seconds, "
+        f"or read the static datasets: {settings.SITE_URL}{DATASETS_INDEX}",
     )
     await _json(send, 429, body, [(b"retry-after", str(retry_after).encode())])
+
+
+async def _too_large(send) -> None:
+    """HTTP 413 as soon as the body is known to be over the limit (its Content-Length, or
+    what was read): the SDK read the whole upload first, then answered in plain text."""
+    limit_mb = BODY_PEEK_LIMIT >> 20
+    await _json(send, 413, _rpc_error(-32600, f"Request body too large (at most {limit_mb} MB)."))
+
+
+class _JsonErrors:
+    """The send of the SDK's app, where an error answer in plain text ("Invalid Host header",
+    "Invalid Content-Type header") becomes a JSON-RPC error, status and other headers kept:
+    a client reads every answer of /mcp as JSON. Notes whether an answer started, so that an
+    exception before it gets a JSON 500 (McpMount.__call__)."""
+
+    def __init__(self, send):
+        self.send = send
+        self.started = False
+        self.held: dict | None = None
+        self.text = b""
+
+    async def __call__(self, message) -> None:
+        if message["type"] == "http.response.start":
+            self.started = True
+            headers = dict(message.get("headers") or [])
+            if message["status"] >= 400 and not headers.get(b"content-type", b"").startswith(
+                b"application/json"
+            ):
+                self.held = message
+                return
+        elif message["type"] == "http.response.body" and self.held is not None:
+            self.text += message.get("body", b"")
+            if message.get("more_body"):
+                return
+            start, self.held = self.held, None
+            text = self.text.decode("utf-8", "replace").strip() or "Request refused."
+            code = -32603 if start["status"] >= 500 else -32600
+            body = _rpc_error(code, text[:200])
+            headers = [
+                (name, value)
+                for name, value in start.get("headers") or []
+                if name not in (b"content-type", b"content-length")
+            ]
+            await _json(self.send, start["status"], body, headers)
+            return
+        await self.send(message)
 
 
 async def _only_post(send) -> None:
@@ -250,13 +306,7 @@ async def _only_post(send) -> None:
     no session to end on DELETE (the streamable HTTP transport allows 405 for both), and
     nothing else is served (PUT, OPTIONS…): one `Allow: POST` for all. The SDK would hold a
     GET open with an event stream that never carries a message."""
-    body = orjson.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": None,
-            "error": {"code": -32000, "message": "Method not allowed: send JSON-RPC with POST."},
-        }
-    )
+    body = _rpc_error(-32000, "Method not allowed: send JSON-RPC with POST.")
     await _json(send, 405, body, [(b"allow", b"POST")])
 
 
@@ -303,7 +353,14 @@ class McpMount:
             if scope["method"] != "POST":
                 await _only_post(send)
                 return
+            declared = _declared_length(scope)
+            if declared is not None and declared > BODY_PEEK_LIMIT:
+                await _too_large(send)
+                return
             body, messages = await _read_body(receive)
+            if body is None:
+                await _too_large(send)
+                return
             data = _parsed(body)
             rate = parse_rate(settings.READ_RATE_LIMIT)
             if rate is not None:
@@ -324,6 +381,15 @@ class McpMount:
                 return
             receive = _replay(messages, receive)
             scope = _host_lowercased(scope)
+            send = _JsonErrors(send)
+            try:
+                await self.app(scope, receive, send)
+            except Exception:
+                if send.started:
+                    raise
+                logger.exception("MCP: unhandled error")
+                await _json(send.send, 500, _rpc_error(-32603, "Internal error."))
+            return
         await self.app(scope, receive, send)
 
     @contextlib.asynccontextmanager

@@ -418,6 +418,50 @@ def test_host_header_protection_follows_allowed_hosts(live, api):
     assert _list_tools_over_raw_http(api, Origin=f"http://localhost:{live.port}").status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("headers", "status", "words"),
+    [
+        ({"Host": "evil.example"}, 421, "Host"),
+        ({"Origin": "https://evil.example"}, 403, "Origin"),
+        ({"Content-Type": "text/plain"}, 400, "Content-Type"),
+    ],
+)
+def test_the_sdks_refusals_are_json_rpc_errors(live, api, headers, status, words):
+    """The SDK answers these in plain text: every answer of /mcp is JSON for a client."""
+    refused = _list_tools_over_raw_http(api, **headers)
+    assert refused.status_code == status
+    assert refused.headers["content-type"] == "application/json"
+    error = refused.json()["error"]
+    assert error["code"] == -32600 and words in error["message"]
+
+
+def test_nesting_past_the_parsers_depth_is_a_parse_error_not_a_crash(live, api):
+    """orjson stops at 1024 levels and json's fallback raised RecursionError: a 500 in plain
+    text for a 2 KB body."""
+    for depth in (1100, 30_000):
+        body = '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":'
+        body += "[" * depth + "]" * depth + "}}"
+        answer = api.post("/mcp", content=body, headers=HEADERS)
+        assert answer.status_code == 400, depth
+        assert answer.json()["error"]["code"] in (-32700, -32600), depth
+    assert _list_tools_over_raw_http(api).status_code == 200
+
+
+def test_a_body_over_4_mb_is_413_json_before_it_is_read(live, api):
+    big = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"' + b"a" * (5 << 20)
+    declared = api.post("/mcp", content=big + b'"}}', headers=HEADERS)
+    assert declared.status_code == 413
+    assert declared.json()["error"]["code"] == -32600
+
+    def chunks():  # no Content-Length: refused once 4 MB were read
+        for start in range(0, len(big), 1 << 20):
+            yield big[start : start + (1 << 20)]
+
+    streamed = api.post("/mcp", content=chunks(), headers=HEADERS)
+    assert streamed.status_code == 413
+    assert "too large" in streamed.json()["error"]["message"]
+
+
 # --- degraded mode ---------------------------------------------------------------------------
 
 
