@@ -607,6 +607,12 @@ def test_unreachable_database_degrades_live_reads(tmp_path):
         assert response.status_code == 503
         assert response.json()["error"] == "degraded"
         assert "Retry-After" in response.headers
+        # an endpoint with no outage answer of its own: 503 unavailable, not a 500
+        staff = httpx.get(
+            base + "/api/admin/venues/1/menu-link", auth=("ana", "secret"), timeout=10
+        )
+        assert staff.status_code == 503, staff.text
+        assert staff.json()["error"] == "unavailable" and "Retry-After" in staff.headers
 
 
 @pytest.mark.live

@@ -10,13 +10,22 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
+from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError, Issue
 
 logger = logging.getLogger(__name__)
+
+try:  # the pool raises its own timeout when every connection is busy
+    from psycopg_pool import PoolTimeout
+except ImportError:  # pragma: no cover
+    PoolTimeout = OperationalError
+# A database that does not answer (not a query's own error, as IntegrityError): 503.
+OUTAGE_ERRORS = (OperationalError, InterfaceError, PoolTimeout)
 
 STATUS_CODES = {
     400: "invalid_request",
@@ -150,8 +159,20 @@ def _error_response(exc, context):
         if auth_header := getattr(exc, "auth_header", None):  # a 401's challenge
             headers["WWW-Authenticate"] = auth_header
         return Response(error_body(code, str(exc.detail)), status=status, headers=headers)
+    if isinstance(exc, OUTAGE_ERRORS):
+        status, body, headers = outage_error()
+        return Response(body, status=status, headers=headers)
     logger.exception("Unhandled error in %s", context.get("view").__class__.__name__)
     return Response(error_body("internal_error", "Internal error."), status=500)
+
+
+def outage_error() -> tuple[int, dict, dict]:
+    """What an endpoint without an outage answer of its own says when the database does not
+    answer (the staff endpoint, say): 503 `unavailable`, try again later. Logged without a
+    trace: the request's path may hold a token."""
+    logger.warning("the database did not answer")
+    body = error_body("unavailable", "The service is unavailable for now; try again later.")
+    return 503, body, {"Retry-After": str(DEFAULT_RETRY_AFTER)}
 
 
 def suspicious_error(exc: SuspiciousOperation) -> tuple[int, dict]:
@@ -184,6 +205,15 @@ def json_error(status: int, message: str = "", **extra) -> JsonResponse:
 def _json(body: dict, status: int) -> JsonResponse:
     response = JsonResponse(body, status=status)
     response["Content-Language"] = ERRORS_LANGUAGE
+    return response
+
+
+def outage_json() -> JsonResponse:
+    """outage_error's answer outside DRF (middleware)."""
+    status, body, headers = outage_error()
+    response = _json(body, status)
+    for name, value in headers.items():
+        response[name] = value
     return response
 
 

@@ -7,7 +7,14 @@ from django.core.exceptions import SuspiciousOperation
 from django.utils import translation
 from django.utils.deprecation import MiddlewareMixin
 
-from .errors import ERRORS_LANGUAGE, is_api_path, json_error, suspicious_json
+from .errors import (
+    ERRORS_LANGUAGE,
+    OUTAGE_ERRORS,
+    is_api_path,
+    json_error,
+    outage_json,
+    suspicious_json,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +39,8 @@ class ApiErrorMiddleware:
             return None
         if isinstance(exception, SuspiciousOperation):
             return suspicious_json(exception)
+        if isinstance(exception, OUTAGE_ERRORS):
+            return outage_json()
         # the route, not the path: an opt-out path holds its token
         route = getattr(request.resolver_match, "route", None) or "an unknown route"
         logger.exception("Unhandled error on %s", route)
