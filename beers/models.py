@@ -39,6 +39,11 @@ class City(models.Model):
     lat = models.FloatField()
     lng = models.FloatField()
     active = models.BooleanField(_("ativa"), default=False)
+    # The last month ("YYYY-MM", city-local) of the price index kept as it was when it closed
+    # (PriceIndexHistory): months up to it no longer follow the data. "" while none is.
+    price_index_closed_through = models.CharField(
+        max_length=7, blank=True, default="", editable=False
+    )
 
     class Meta:
         verbose_name = _("cidade")
@@ -495,10 +500,12 @@ class PriceCheck(models.Model):
 
 
 class PriceIndexHistory(models.Model):
-    """Cells of the closed months of a city's price index, as an imported tree's
-    price-index.json gives them. A tree carries each price's last check only, not the checks
-    the index of earlier months rests on: the selector serves an imported month from here, so
-    an import restores the index its source published (beers/selectors/price_index.py)."""
+    """Cells of the closed (`final`) months of a city's price index, as they were when the
+    month closed (beers.services.price_index_close_months) or as an imported tree's
+    price-index.json gives them (a tree carries each price's last check only, not the checks
+    the index of earlier months rests on). The selector serves these months from here alone,
+    so a final month's figures never change and a mirror keeps its source's
+    (beers/selectors/price_index.py)."""
 
     city = models.ForeignKey(City, on_delete=models.CASCADE, related_name="+")
     month = models.CharField(max_length=7)  # YYYY-MM, city-local
@@ -511,8 +518,8 @@ class PriceIndexHistory(models.Model):
     p75_cents = models.PositiveIntegerField()
 
     class Meta:
-        verbose_name = _("índice de preços importado")
-        verbose_name_plural = _("índices de preços importados")
+        verbose_name = _("mês fechado do índice de preços")
+        verbose_name_plural = _("meses fechados do índice de preços")
         constraints = [
             models.UniqueConstraint(
                 fields=["city", "month", "scope", "key"], name="price_index_history_cell"

@@ -17,9 +17,12 @@ from .models import (
     Format,
     Neighbourhood,
     PriceCheck,
+    PriceIndexHistory,
     Venue,
     VenueStatus,
 )
+from .selectors.price_index import FIGURES as INDEX_FIGURES
+from .selectors.price_index import price_index
 from .text import name_key, slug_of
 
 
@@ -214,3 +217,43 @@ def deal_set_standing(*, deal: Deal, status: str) -> Deal:
     deal.open_disputes = 0
     deal.save(update_fields=["status", "open_disputes"])
     return deal
+
+
+@transaction.atomic
+def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> int:
+    """Keep the months of the city's price index that have ended in its zone as they are now
+    (PriceIndexHistory), so that a `final` month's figures never change: a price retired
+    later, or a check entered later inside that month, leaves them as they were published.
+    Closes every ended month not closed yet (all of them the first time; after that, one a
+    month). A month closes only once it has really ended, whatever `now` says. Returns the
+    number of cells kept."""
+    now = min(now or timezone.now(), timezone.now())
+    month_start = now.astimezone(city.tz).replace(day=1)
+    last_ended = f"{(month_start - dt.timedelta(days=1)):%Y-%m}"
+    closed = (
+        City.objects.select_for_update()  # one closing at a time per city
+        .filter(pk=city.pk)
+        .values_list("price_index_closed_through", flat=True)
+        .first()
+    )
+    if closed is None or closed >= last_ended:
+        return 0
+    city.price_index_closed_through = closed
+    imported = set(
+        PriceIndexHistory.objects.filter(city=city, month__gt=closed).values_list(
+            "month", flat=True
+        )
+    )
+    cells = [
+        PriceIndexHistory(
+            city=city,
+            key=cell["key"] or "",
+            **{name: cell[name] for name in ("month", "scope", *INDEX_FIGURES)},
+        )
+        for cell in price_index(city=city, now=now)
+        if closed < cell["month"] <= last_ended and cell["month"] not in imported
+    ]
+    PriceIndexHistory.objects.bulk_create(cells, batch_size=2000)
+    City.objects.filter(pk=city.pk).update(price_index_closed_through=last_ended)
+    city.price_index_closed_through = last_ended
+    return len(cells)

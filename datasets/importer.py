@@ -892,6 +892,10 @@ def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
             cells.append(PriceIndexHistory(city=city, **item))
     PriceIndexHistory.objects.filter(city=city).delete()
     PriceIndexHistory.objects.bulk_create(cells, batch_size=BATCH)
+    # Closed through the tree's last final month: the mirror serves those as its source did.
+    closed = max((cell.month for cell in cells), default="")
+    City.objects.filter(pk=city.pk).update(price_index_closed_through=closed)
+    city.price_index_closed_through = closed
     result.index_cells += len(cells)
     return len(raw_items)
 

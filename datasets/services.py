@@ -49,6 +49,7 @@ from beers.models import (
 from beers.selectors.catalog import catalog, cities_summary
 from beers.selectors.price_index import month_ends_after, price_index
 from beers.selectors.published import UnixSeconds, published_deals
+from beers.services import price_index_close_months
 
 from . import patch, pgcopy, rows
 from .generations import FileInfo, Hashes, prune, publish, read_pointer
@@ -616,6 +617,10 @@ def datasets_export(
     started = time.monotonic()
     now = now or timezone.now()
     bar = _progress_wanted(progress)
+    # Before the export's snapshot, which then reads the months closed: a final month's cells
+    # are written as they were when it closed (datasets.md: `final` once the month has ended).
+    for city in City.objects.filter(active=True):
+        price_index_close_months(city=city, now=now)
     with contextlib.ExitStack() as stack:
         if directory is None:
             # Beside the kept copies (datasets.patch): on one file system, they are links.

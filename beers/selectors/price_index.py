@@ -9,7 +9,8 @@ last check of that price inside the month, as a price per litre
 each brand (the beer's brand, else the price's own; prices without one are left out of that
 scope). Quartiles interpolate linearly between order statistics (numpy's default,
 `statistics.quantiles(method="inclusive")`); every figure is computed exactly (fractions) and
-rounded half-up to whole cents once, at the end.
+rounded half-up to whole cents once, at the end. A month closed once it ended
+(beers.services.price_index_close_months) or brought by an import is served as it was kept.
 """
 
 import bisect
@@ -152,14 +153,18 @@ def observation_checks(city: City) -> QuerySet[PriceCheck]:
 
 
 def latest_month(city: City) -> str | None:
-    """The city-local month ("YYYY-MM") of the newest observation or imported month, or None
-    (two queries)."""
+    """The newest month ("YYYY-MM", city-local) with cells: of the newest observation, unless
+    it falls in a closed month, or the newest kept month; None without either (two
+    queries)."""
     newest = observation_checks(city).aggregate(newest=Max("checked_at"))["newest"]
-    imported = PriceIndexHistory.objects.filter(city=city).aggregate(m=Max("month"))["m"]
+    kept = PriceIndexHistory.objects.filter(city=city).aggregate(m=Max("month"))["m"]
     if newest is None:
-        return imported
+        return kept
     local = newest.astimezone(city.tz)
-    return max(f"{local.year:04d}-{local.month:02d}", imported or "")
+    observed = f"{local.year:04d}-{local.month:02d}"
+    if observed <= city.price_index_closed_through:  # a closed month is served as kept
+        return kept
+    return max(observed, kept or "")
 
 
 def _cell_counts(city: City, start: dt.datetime | None, end: dt.datetime | None):
@@ -322,16 +327,27 @@ def price_index(
 ) -> list[dict]:
     """Cells `{month, final, scope, key, n, min_cents, p25_cents, median_cents, p75_cents}` for
     every month with observations (or only `month`, "YYYY-MM"), ordered by month, then scope
-    (city, format, neighbourhood, brand), then key. Two queries (the imported closed months,
-    then the counts). Raises ValueError on a bad month.
+    (city, format, neighbourhood, brand), then key. The months a city closed (up to
+    `City.price_index_closed_through`) and those an import brought come as they were kept
+    (PriceIndexHistory), the others from the checks. Two queries (the kept months, then the
+    counts; none for a kept month). Raises ValueError on a bad month.
     """
     tz = city.tz
     now = now or timezone.now()
     start, end = month_bounds(month, tz) if month is not None else (None, None)
-    months = _imported_months(city, month)
+    months = _closed_months(city, month)
+    closed_through = city.price_index_closed_through
+    if month is not None and month <= closed_through:
+        return _cells(months, tz, now)
     for mon, cells in _months(_cell_counts(city, start, end)):
-        if mon not in months:  # an imported month is served as its source published it
+        if mon not in months and mon > closed_through:
             months[mon] = {key: cell_figures(values) for key, values in cells.items()}
+    return _cells(months, tz, now)
+
+
+def _cells(months: dict[str, dict], tz, now: dt.datetime) -> list[dict]:
+    """The cells of {"YYYY-MM": {(scope, key): figures}} in the index's order, `final` as at
+    `now`."""
     out = []
     for mon in sorted(months):
         final = month_is_final(mon, tz, now)
@@ -346,9 +362,9 @@ def price_index(
 FIGURES = ("n", "min_cents", "p25_cents", "median_cents", "p75_cents")
 
 
-def _imported_months(city: City, month: str | None) -> dict[str, dict]:
-    """{"YYYY-MM": {(scope, key): figures}} of the closed months an import brought
-    (PriceIndexHistory), or only `month`'s."""
+def _closed_months(city: City, month: str | None) -> dict[str, dict]:
+    """{"YYYY-MM": {(scope, key): figures}} of the months kept as they closed or as an import
+    brought them (PriceIndexHistory), or only `month`'s."""
     rows = PriceIndexHistory.objects.filter(city=city)
     if month is not None:
         rows = rows.filter(month=month)

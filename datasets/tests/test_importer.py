@@ -55,6 +55,19 @@ def test_round_trip_keeps_the_price_index_of_months_whose_checks_the_files_lack(
     second = tmp_path / "second"
     datasets_export(directory=second, progress=False)
     assert_same_trees(first, second)
+    # the mirror, like its source, keeps a closed month as it closed: a price retired on both
+    # sides leaves the final months of both alike (the source's once lost it, the mirror's not)
+    closed = City.objects.get(slug="sao-paulo").price_index_closed_through
+    assert closed >= "2026-09"
+    Deal.objects.filter(pk=regular.pk).update(status="retired")
+    third = tmp_path / "third"
+    datasets_export(directory=third, progress=False)
+
+    def final(tree):
+        items = read_json(tree / "sao-paulo" / "price-index.json")["items"]
+        return [item for item in items if item["final"] and item["month"] <= closed]
+
+    assert final(third) == final(first) and any(i["month"] == "2026-08" for i in final(first))
 
 
 def test_import_keeps_ids_and_next_ids_follow_them(exported):

@@ -9,13 +9,14 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy
 import pytest
 from django.db import connection
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from beers.models import CheckSource, PriceCheck
+from beers.models import CheckSource, City, Deal, PriceCheck, PriceIndexHistory
 from beers.selectors.catalog import catalog, cities_summary
 from beers.selectors.price_index import _local_months, latest_month, price_index
-from beers.services import deal_create, venue_create
+from beers.services import deal_create, price_index_close_months, venue_create
 
 from .conftest import at
 
@@ -278,3 +279,80 @@ def test_the_months_search_finds_the_local_month_of_any_instant(db, zone, instan
         )
         for searched, converted in cursor.fetchall():
             assert searched == converted
+
+
+# --- closed months -------------------------------------------------------------------------------
+
+
+def _city_cells(city, now) -> dict:
+    return {c["month"]: c for c in price_index(city=city, now=now) if c["scope"] == "city"}
+
+
+def test_a_final_month_keeps_its_figures_whatever_comes_later(world, monkeypatch):
+    """datasets.md: `final` once the month has ended. Closed, a month's cells are those it
+    ended with: a price retired later and a check entered later inside it leave them as
+    published (they changed before, and a mirror then disagreed with its source); the open
+    month still follows the data."""
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 20, 12))
+    now = timezone.now()
+    before = price_index(city=world.sp, now=now)
+    assert price_index_close_months(city=world.sp, now=now) > 0
+    assert world.sp.price_index_closed_through == "2026-10"
+    assert price_index(city=world.sp, now=now) == before
+    october = _city_cells(world.sp, now)["2026-10"]
+    assert october["final"] and october["n"] == 1  # the regular bottle, 1290 for 0.6 l
+
+    Deal.objects.filter(pk=world.deals.regular.pk).update(status="retired")
+    world.record_check(
+        deal=world.deals.no_beer,
+        source=CheckSource.MODERATOR,
+        price_cents=900,
+        at=at(2026, 10, 30, 12),  # late, inside the closed October
+    )
+    world.record_check(
+        deal=world.deals.no_beer, source=CheckSource.CONFIRMATION, price_cents=1500, at=now
+    )
+    after = {(c["month"], c["scope"], c["key"]): c for c in price_index(city=world.sp, now=now)}
+    for cell in before:
+        if cell["month"] <= "2026-10":
+            assert after[(cell["month"], cell["scope"], cell["key"])] == cell
+    assert after[("2026-11", "city", None)] != next(
+        c for c in before if (c["month"], c["scope"]) == ("2026-11", "city")
+    )
+    assert price_index(city=world.sp, month="2026-10", now=now) == [
+        c for c in before if c["month"] == "2026-10"
+    ]
+    assert price_index_close_months(city=world.sp, now=now) == 0  # once
+
+
+def test_a_month_closes_when_it_ends_in_the_city_not_before(world, monkeypatch):
+    """Manaus is UTC−4: October ends there at 04:00 UTC on 1 November. A `now` ahead of the
+    clock closes nothing the clock has not reached."""
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 1, 3, 59))
+    # September's four cells (city, format, bairro, brand)
+    assert price_index_close_months(city=world.manaus, now=at(2027, 1, 1)) == 4
+    assert world.manaus.price_index_closed_through == "2026-09"
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 1, 4, 0))
+    assert price_index_close_months(city=world.manaus) == 0  # October has no cells
+    assert world.manaus.price_index_closed_through == "2026-10"
+    world.record_check(
+        deal=world.deals.manaus,
+        source=CheckSource.CONFIRMATION,
+        price_cents=1800,
+        at=at(2026, 10, 31, 12),
+    )
+    # October closed empty: a check entered afterwards inside it does not open it again
+    assert "2026-10" not in _city_cells(world.manaus, timezone.now())
+    assert price_index(city=world.manaus, month="2026-10") == []
+    assert latest_month(world.manaus) == "2026-09"
+
+
+def test_an_export_closes_the_ended_months_of_every_active_city(world, monkeypatch, tmp_path):
+    from datasets.services import datasets_export
+
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 20, 12))
+    datasets_export(directory=tmp_path, progress=False)
+    through = dict(City.objects.values_list("slug", "price_index_closed_through"))
+    assert through == {"sao-paulo": "2026-10", "manaus": "2026-10", "curitiba": ""}
+    kept = PriceIndexHistory.objects.filter(city=world.sp).count()
+    assert kept == sum(1 for c in price_index(city=world.sp) if c["month"] <= "2026-10")
