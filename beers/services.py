@@ -22,7 +22,7 @@ from .models import (
     VenueStatus,
 )
 from .selectors.price_index import FIGURES as INDEX_FIGURES
-from .selectors.price_index import price_index
+from .selectors.price_index import last_ended_month, price_index
 from .text import name_key, slug_of
 
 
@@ -228,10 +228,11 @@ def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> i
     month). A month closes only once it has really ended, whatever `now` says. Returns the
     number of cells kept."""
     now = min(now or timezone.now(), timezone.now())
-    month_start = now.astimezone(city.tz).replace(day=1)
-    last_ended = f"{(month_start - dt.timedelta(days=1)):%Y-%m}"
+    last_ended = last_ended_month(city.tz, now)
     closed = (
-        City.objects.select_for_update()  # one closing at a time per city
+        # One closing at a time per city; a city row held (an import, another export) is
+        # skipped: the next export closes it, and none waits here.
+        City.objects.select_for_update(skip_locked=True)
         .filter(pk=city.pk)
         .values_list("price_index_closed_through", flat=True)
         .first()

@@ -59,7 +59,13 @@ from beers.models import (
     VenueStatus,
     validate_timezone,
 )
-from beers.selectors.price_index import FIGURES, MONTH_RE, SCOPES, month_is_final
+from beers.selectors.price_index import (
+    FIGURES,
+    MONTH_RE,
+    SCOPES,
+    last_ended_month,
+    month_is_final,
+)
 
 from . import rows
 from .rows import from_unix
@@ -890,10 +896,19 @@ def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
         seen.add(cell)
         if item.pop("final"):
             cells.append(PriceIndexHistory(city=city, **item))
-    PriceIndexHistory.objects.filter(city=city).delete()
+    # An upsert of the tree's final months: the months this database closed itself and the
+    # tree lacks stay as they are.
+    months = {cell.month for cell in cells}
+    PriceIndexHistory.objects.filter(city=city, month__in=months).delete()
     PriceIndexHistory.objects.bulk_create(cells, batch_size=BATCH)
-    # Closed through the tree's last final month: the mirror serves those as its source did.
-    closed = max((cell.month for cell in cells), default="")
+    # The source closed every month that had ended in the city when it wrote the tree, those
+    # without cells too: the mirror serves them as the source did (never reopening one).
+    written_at = dt.datetime.fromisoformat(data["updated_at"])
+    if written_at.tzinfo is None:
+        written_at = written_at.replace(tzinfo=dt.UTC)
+    closed = max(
+        last_ended_month(city.tz, min(written_at, now)), *months, city.price_index_closed_through
+    )
     City.objects.filter(pk=city.pk).update(price_index_closed_through=closed)
     city.price_index_closed_through = closed
     result.index_cells += len(cells)

@@ -53,7 +53,7 @@ from beers.services import price_index_close_months
 
 from . import patch, pgcopy, rows
 from .generations import FileInfo, Hashes, prune, publish, read_pointer
-from .snapshot import batch_session, export_snapshot
+from .snapshot import batch_session, batch_transaction, export_snapshot
 from .storage import datasets_storage
 
 logger = logging.getLogger(__name__)
@@ -619,8 +619,10 @@ def datasets_export(
     bar = _progress_wanted(progress)
     # Before the export's snapshot, which then reads the months closed: a final month's cells
     # are written as they were when it closed (datasets.md: `final` once the month has ended).
+    # A batch job (the whole index, once a month per city), not a live read's 5 s.
     for city in City.objects.filter(active=True):
-        price_index_close_months(city=city, now=now)
+        with batch_transaction():
+            price_index_close_months(city=city, now=now)
     with contextlib.ExitStack() as stack:
         if directory is None:
             # Beside the kept copies (datasets.patch): on one file system, they are links.

@@ -34,6 +34,20 @@ def batch_session(cursor) -> None:
     cursor.execute(f"SET LOCAL max_parallel_workers_per_gather = {workers}")
 
 
+@contextlib.contextmanager
+def batch_transaction() -> Iterator[None]:
+    """A transaction of its own with the batch settings on PostgreSQL (not the API's 5 s
+    statement timeout and serial plans); inside a caller's transaction, that one as it is."""
+    if connection.in_atomic_block or connection.vendor != "postgresql":
+        with transaction.atomic():
+            yield
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            batch_session(cursor)
+        yield
+
+
 # One export at a time writes the row cache (datasets.models.DealRow): a session-level lock,
 # taken before the snapshot (a transaction-level one would be taken after it, and a waiting
 # export would then rewrite rows that the one before it wrote after its snapshot).

@@ -65,6 +65,13 @@ def month_ends_after(tz, now: dt.datetime) -> dt.datetime:
     return month_bounds(f"{local.year:04d}-{local.month:02d}", tz)[1]
 
 
+def last_ended_month(tz, now: dt.datetime) -> str:
+    """The month ("YYYY-MM") before the one that holds `now` in the zone `tz`: the last one
+    that has ended there."""
+    month_start = now.astimezone(tz).replace(day=1)
+    return f"{(month_start - dt.timedelta(days=1)):%Y-%m}"
+
+
 def month_is_final(month: str, tz, now: dt.datetime) -> bool:
     """Whether `month` has ended in the zone `tz` at the instant `now`."""
     return now >= month_bounds(month, tz)[1]

@@ -70,6 +70,57 @@ def test_round_trip_keeps_the_price_index_of_months_whose_checks_the_files_lack(
     assert final(third) == final(first) and any(i["month"] == "2026-08" for i in final(first))
 
 
+def test_an_import_upserts_final_months_and_keeps_the_ones_closed_here(
+    world, tmp_path, monkeypatch
+):
+    """The tree's final months replace this database's copies of those months; months it
+    closed itself and the tree lacks stay, and it stays closed through them."""
+    from django.utils import timezone
+
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 20, 12))
+    world.record_check(
+        deal=world.deals.regular, source="submission", price_cents=900, at=at(2026, 8, 5, 15)
+    )
+    root = tmp_path / "t"
+    datasets_export(directory=root, progress=False)
+    sp = City.objects.get(slug="sao-paulo")
+    assert sp.price_index_closed_through == "2026-10"
+    assert PriceIndexHistory.objects.filter(city=sp, month="2026-08").exists()
+    path = root / "sao-paulo" / "price-index.json"
+    data = read_json(path)
+    data["items"] = [item for item in data["items"] if item["month"] != "2026-08"]
+    october = next(i for i in data["items"] if (i["month"], i["scope"]) == ("2026-10", "city"))
+    october["n"] = 7  # the tree's figures win for its months
+    path.write_text(json.dumps(data))
+    table = root / "sao-paulo" / "price-index.csv"
+    lines = table.read_bytes().split(b"\r\n")
+    table.write_bytes(b"\r\n".join(line for line in lines if not line.startswith(b"2026-08,")))
+    datasets_import(root, progress=False)
+    sp.refresh_from_db()
+    assert sp.price_index_closed_through == "2026-10"
+    assert PriceIndexHistory.objects.filter(city=sp, month="2026-08").exists()
+    assert PriceIndexHistory.objects.get(city=sp, month="2026-10", scope="city").n == 7
+
+
+def test_a_mirror_is_closed_through_the_months_ended_when_the_tree_was_written(
+    world, tmp_path, monkeypatch
+):
+    """Manaus's only observation is in September: written on 5 December, the tree's final
+    cells stop there, yet its source had closed October and November too (empty). The
+    mirror closes them as well: a check it gets inside them later does not open them."""
+    from django.utils import timezone
+
+    monkeypatch.setattr(timezone, "now", lambda: at(2026, 12, 5, 12))
+    root = tmp_path / "t"
+    datasets_export(directory=root, progress=False)
+    finals = {i["month"] for i in read_json(root / "manaus" / "price-index.json")["items"]}
+    assert finals == {"2026-09"}
+    wipe_database()
+    datasets_import(root, progress=False)
+    manaus = City.objects.get(slug="manaus")
+    assert manaus.price_index_closed_through == "2026-11"
+
+
 def test_import_keeps_ids_and_next_ids_follow_them(exported):
     ids = set(
         Deal.objects.filter(

@@ -356,3 +356,27 @@ def test_an_export_closes_the_ended_months_of_every_active_city(world, monkeypat
     assert through == {"sao-paulo": "2026-10", "manaus": "2026-10", "curitiba": ""}
     kept = PriceIndexHistory.objects.filter(city=world.sp).count()
     assert kept == sum(1 for c in price_index(city=world.sp) if c["month"] <= "2026-10")
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and batch settings")
+@pytest.mark.django_db(transaction=True)
+def test_closing_runs_as_a_batch_and_skips_a_city_another_transaction_holds(world):
+    """An export closes months before its snapshot: with the batch's statement timeout (the
+    live reads' 5 s would cancel the whole index of a big city, and every export after it),
+    and without waiting for a city an import holds (the next export closes it)."""
+    import psycopg
+
+    from datasets.snapshot import batch_transaction, statement_timeout_ms
+
+    with batch_transaction(), connection.cursor() as cursor:
+        cursor.execute("SELECT setting FROM pg_settings WHERE name = 'statement_timeout'")
+        assert int(cursor.fetchone()[0]) == statement_timeout_ms()
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    with psycopg.connect(**params) as other:
+        other.execute("SELECT 1 FROM beers_city WHERE id = %s FOR UPDATE", [world.sp.pk])
+        with batch_transaction():
+            assert price_index_close_months(city=world.sp, now=at(2026, 11, 20)) == 0
+        assert City.objects.get(pk=world.sp.pk).price_index_closed_through == ""
+    with batch_transaction():
+        assert price_index_close_months(city=world.sp, now=at(2026, 11, 20)) > 0
