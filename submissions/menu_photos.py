@@ -17,9 +17,11 @@ for a moderator (admin: approve, when it has a format, or reject).
 
 import datetime as dt
 import logging
+from collections import Counter
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -123,6 +125,9 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
     docstring); returns how many. The others stay pending, with the reason noted."""
     approved = 0
     formats = Format.objects.in_bulk({d.format_id for d in drafts if d.format_id})
+    # Beers of no known name ("Chopp 300ml"): one of them is the bar's house beer in that
+    # format; two (a Pilsen and an IPA the catalogue lacks) would be taken for one price.
+    unnamed = Counter(d.format_id for d in drafts if _unnamed(d) and not d.notes)
     for draft in drafts:
         if draft.notes:
             continue  # the reader's own doubts (no format, no beer or brand, an offer)
@@ -131,13 +136,23 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
             draft.decision_note = "outside the hard bounds"
             draft.save(update_fields=["decision_note"])
             continue
+        if _unnamed(draft) and (unnamed[draft.format_id] > 1 or _same_prices(draft).count() > 1):
+            draft.decision_note = "several beers without a name in this format"
+            draft.save(update_fields=["decision_note"])
+            continue
         _approve(draft)
         approved += 1
     return approved
 
 
-def _approve(draft: MenuDraft) -> Deal:
-    same = (
+def _unnamed(draft: MenuDraft) -> bool:
+    return draft.beer_id is None and draft.brand_id is None
+
+
+def _same_prices(draft: MenuDraft) -> QuerySet[Deal]:
+    """The bar's plain prices (single, regular, no schedules or dates) of the draft's format
+    and beer (or brand, or neither), newest check first."""
+    return (
         published_deals()
         .filter(
             venue_id=draft.venue_id,
@@ -152,8 +167,11 @@ def _approve(draft: MenuDraft) -> Deal:
         )
         .filter(**({} if draft.beer_id else {"brand_id": draft.brand_id}))
         .order_by("-verified_at", "-id")
-        .first()
     )
+
+
+def _approve(draft: MenuDraft) -> Deal:
+    same = _same_prices(draft).first()
     if same is not None:
         deal = deal_record_check(
             deal=same, source=CheckSource.MENU_PHOTO, price_cents=draft.price_cents

@@ -44,6 +44,22 @@ TYPE_WORDS = {
 # submission with `beer: null` is. A line saying neither ("Água 500ml", "Refrigerante lata")
 # waits for a person.
 BEER_WORDS = ("cerveja", "cervejas", "cerva", "breja", "beer", "chopp", "chope", "chopes")
+# ... unless it also names another drink: "Ginger beer", "Chopp de vinho", "Suco de chopp".
+NOT_BEER_WORDS = (
+    "ginger",
+    "root",
+    "vinho",
+    "sidra",
+    "refrigerante",
+    "refri",
+    "suco",
+    "agua",
+    "soda",
+    "tonica",
+    "drink",
+    "caipirinha",
+    "dose",
+)
 # Offers a draft cannot carry: a person reads them.
 OFFER_WORDS = (
     "balde",
@@ -155,13 +171,15 @@ def read_line(line: str, catalogue: Catalogue) -> Draft | None:
         draft.notes.append("offer: " + ", ".join(offers))
     if draft.format_id is None:
         draft.notes.append("no format")
-    if (
-        draft.beer_id is None
-        and draft.brand_id is None
-        and not any(_words(key, word) for word in BEER_WORDS)
-    ):
+    if draft.beer_id is None and draft.brand_id is None and not _says_beer(key):
         draft.notes.append("no beer or brand")
     return draft
+
+
+def _says_beer(key: str) -> bool:
+    return any(_words(key, word) for word in BEER_WORDS) and not any(
+        _words(key, word) for word in NOT_BEER_WORDS
+    )
 
 
 def segments(line: str) -> list[str]:

@@ -135,6 +135,8 @@ CATALOGUE = menus.Catalogue(
         ("Chopp 300ml R$ 8,00", 800, None, None, 8, []),
         ("Cerveja garrafa 600ml R$ 14,00", 1400, None, None, 6, []),
         ("Cerveja 600ml R$ 14,00", 1400, None, None, 6, []),
+        ("Ginger beer lata 350ml R$ 12,00", 1200, None, None, 2, ["no beer or brand"]),
+        ("Chopp de vinho 300ml R$ 12,00", 1200, None, None, 8, ["no beer or brand"]),
         ("Heineken 600ml R$ 15", 1500, 0, None, 6, []),  # whole reais after "R$"
         ("Heineken LN 330ml R$ 9,00", 900, 0, None, 4, []),
         ("Heineken 600ml R$15 - 2 por R$ 28", 2800, 0, None, 6, ["offer: 2 por"]),
@@ -283,6 +285,35 @@ def test_a_trusted_menus_beer_of_no_known_brand_goes_live_and_its_soda_waits(
         ("Cerveja", None, world.format.code)
     ]
     assert not Deal.objects.filter(price_cents=600).exists()
+
+
+@pytest.mark.django_db
+def test_two_beers_without_a_name_in_one_format_wait_for_a_person(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """Two bottles the catalogue cannot name (a Pilsen and an IPA) would be one price, the
+    second overwriting the first: both wait. Alone, an unnamed bottle is a check of the bar's
+    one unnamed bottle; with two of those at the bar, it waits too."""
+    lines = ["Cerveja Pilsen garrafa 600ml R$ 12,00", "Cerveja IPA garrafa 600ml R$ 19,00"]
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(api, world, lines, ref=menu_link_ref(world.venue.pk))
+    drafts = list(MenuDraft.objects.order_by("price_cents"))
+    assert [(d.price_cents, d.state) for d in drafts] == [
+        (1200, ReviewState.PENDING),
+        (1900, ReviewState.PENDING),
+    ]
+    assert {d.decision_note for d in drafts} == {"several beers without a name in this format"}
+    house = world.deal  # the bar's one unnamed bottle
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(api, world, ["Cerveja garrafa 600ml R$ 12,50"], ref=menu_link_ref(world.venue.pk))
+    house.refresh_from_db()
+    assert house.price_cents == 1250  # checked again at the menu's amount
+    Deal.objects.create(
+        venue=world.venue, city=world.city, format=world.format, volume_ml=600, price_cents=1500
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(api, world, ["Cerveja garrafa 600ml R$ 13,00"], ref=menu_link_ref(world.venue.pk))
+    assert MenuDraft.objects.get(price_cents=1300).state == ReviewState.PENDING
 
 
 @pytest.mark.django_db
