@@ -287,18 +287,23 @@ class _JsonErrors:
             self.text += message.get("body", b"")
             if message.get("more_body"):
                 return
-            start, self.held = self.held, None
-            text = self.text.decode("utf-8", "replace").strip() or "Request refused."
-            code = -32603 if start["status"] >= 500 else -32600
-            body = _rpc_error(code, text[:200])
-            headers = [
-                (name, value)
-                for name, value in start.get("headers") or []
-                if name not in (b"content-type", b"content-length")
-            ]
-            await _json(self.send, start["status"], body, headers)
+            await self.flush()
             return
         await self.send(message)
+
+    async def flush(self) -> None:
+        """Send the held error as JSON (its last body message came, or none will)."""
+        if self.held is None:
+            return
+        start, self.held = self.held, None
+        text = self.text.decode("utf-8", "replace").strip() or "Request refused."
+        code = -32603 if start["status"] >= 500 else -32600
+        headers = [
+            (name, value)
+            for name, value in start.get("headers") or []
+            if name not in (b"content-type", b"content-length")
+        ]
+        await _json(self.send, start["status"], _rpc_error(code, text[:200]), headers)
 
 
 async def _only_post(send) -> None:
@@ -385,10 +390,13 @@ class McpMount:
             try:
                 await self.app(scope, receive, send)
             except Exception:
-                if send.started:
+                if send.started and send.held is None:
                     raise
                 logger.exception("MCP: unhandled error")
+                send.held = None  # an error answer begun, then the exception: ours instead
                 await _json(send.send, 500, _rpc_error(-32603, "Internal error."))
+                return
+            await send.flush()  # an error answer begun without its body
             return
         await self.app(scope, receive, send)
 

@@ -437,6 +437,15 @@ def test_api_answers_set_no_cookie_whatever_the_client_sends(client, bar, format
         assert "cookie" not in answer.get("Vary", "").lower()
 
 
+def test_staff_endpoints_keep_the_sessions_cookies(client, bar):
+    """The staff endpoint reads the admin's session: a cookie Django sets there (a stale
+    session deleted, a session cycled after a key rotation) reaches the browser."""
+    client.cookies["sessionid"] = "stale"
+    answer = client.get(f"/api/admin/venues/{bar.id}/menu-link")
+    assert answer.status_code == 401
+    assert answer.cookies["sessionid"].value == ""  # the stale one deleted
+
+
 def _skip_near_midnight(city, seconds: int) -> None:
     """Skip when the city's midnight is closer than `seconds`: the server's copy of an answer
     ends there, so a test moving the clock that far would see a new answer."""

@@ -168,9 +168,10 @@ def _error_response(exc, context):
 
 def outage_error() -> tuple[int, dict, dict]:
     """What an endpoint without an outage answer of its own says when the database does not
-    answer (the staff endpoint, say): 503 `unavailable`, try again later. Logged without a
-    trace: the request's path may hold a token."""
-    logger.warning("the database did not answer")
+    answer (the staff endpoint, say): 503 `unavailable`, try again later. Logged with its
+    trace (a missing table is an OperationalError too) but not the path, which may hold a
+    token."""
+    logger.warning("the database did not answer", exc_info=True)
     body = error_body("unavailable", "The service is unavailable for now; try again later.")
     return 503, body, {"Retry-After": str(DEFAULT_RETRY_AFTER)}
 

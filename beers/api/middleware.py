@@ -71,11 +71,15 @@ def as_error_response(response):
     return converted
 
 
+STAFF_PREFIX = "/api/admin/"
+
+
 def without_cookies(response):
     """An answer that sets no cookie and does not vary by them. A client sending a stale
     `sessionid` or a malformed `csrftoken` got Set-Cookie (a deletion, a fresh CSRF token) and
-    `Vary: Cookie` on public, cacheable answers; nothing under /api/ uses a cookie (the staff
-    endpoint reads the admin's session, never writes it)."""
+    `Vary: Cookie` on public, cacheable answers; nothing public under /api/ uses a cookie.
+    (The staff endpoints, which read the admin's session, keep theirs: Django may cycle a
+    session there, after a SECRET_KEY rotation.)"""
     response.cookies.clear()
     if response.has_header("Vary"):
         kept = [v.strip() for v in response["Vary"].split(",") if v.strip().lower() != "cookie"]
@@ -95,6 +99,9 @@ class ApiOuterErrorMiddleware(MiddlewareMixin):
     and CSRF middleware, whose cookies it takes off (without_cookies)."""
 
     def process_response(self, request, response):
-        if is_api_path(request.path):
-            return without_cookies(as_error_response(response))
-        return response
+        if not is_api_path(request.path):
+            return response
+        response = as_error_response(response)
+        if ("/" + request.path.lstrip("/")).startswith(STAFF_PREFIX):
+            return response
+        return without_cookies(response)

@@ -527,3 +527,63 @@ def test_mcp_tool_calls_are_rate_limited_per_address_in_their_own_group(live, ap
     assert other.status_code == 200
     # the REST reads count in their own group
     assert api.get("/api/v1/search", params={"city": "recife"}).status_code == 200
+
+
+def _asgi_run(app_behaviour) -> list[dict]:
+    """The messages McpMount sends when the SDK's app behaves as given (after our checks)."""
+    import asyncio
+
+    from mcp_bridge.server import McpMount
+
+    sent: list[dict] = []
+    mount = McpMount.__new__(McpMount)
+    mount.app = app_behaviour
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(b"host", b"localhost"), (b"content-length", str(len(body)).encode())],
+        "client": ("127.0.0.1", 5000),
+    }
+    messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive():
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    asyncio.run(mount(scope, receive, send))
+    return sent
+
+
+def _answer(sent: list[dict]) -> tuple[int, dict, dict]:
+    start, body = sent
+    return start["status"], dict(start["headers"]), json.loads(body["body"])
+
+
+@pytest.mark.parametrize("then", ["returns", "raises"])
+def test_an_error_answer_begun_without_its_body_still_reaches_the_client_as_json(db, then):
+    """An error start held for its body: the app returning without one, or raising after
+    it, must not leave the client with no answer (uvicorn's plain 500)."""
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 406, "headers": []})
+        if then == "raises":
+            raise RuntimeError("after the start")
+
+    status, headers, body = _answer(_asgi_run(app))
+    assert headers[b"content-type"] == b"application/json"
+    if then == "returns":
+        assert status == 406 and body["error"]["code"] == -32600
+    else:
+        assert status == 500 and body["error"]["code"] == -32603
+
+
+def test_an_exception_before_any_answer_is_a_json_500(db):
+    async def app(scope, receive, send):
+        raise RuntimeError("before the start")
+
+    status, _, body = _answer(_asgi_run(app))
+    assert status == 500 and body["error"] == {"code": -32603, "message": "Internal error."}
