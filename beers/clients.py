@@ -69,3 +69,19 @@ def address_hash(ip: str) -> str:
     is ever stored."""
     key = settings.ADDRESS_HASH_KEY.encode()
     return hmac.new(key, _sender(ip).encode(), hashlib.sha256).hexdigest()
+
+
+class ProxyHeadersMiddleware:
+    """X-Forwarded-Proto counts only from a trusted proxy (SECURE_PROXY_SSL_HEADER reads it
+    from any peer): from any other client it is dropped, so a request sent straight to the
+    app over plain HTTP cannot claim HTTPS to skip the redirect. First in MIDDLEWARE."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "HTTP_X_FORWARDED_PROTO" in request.META and not _is_trusted(
+            request.META.get("REMOTE_ADDR", "") or ""
+        ):
+            del request.META["HTTP_X_FORWARDED_PROTO"]
+        return self.get_response(request)

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "beers.clients.ProxyHeadersMiddleware",  # X-Forwarded-Proto from trusted proxies only
     "django.middleware.security.SecurityMiddleware",
     # Admin and page assets only; datasets change every few minutes and are served by datasets/.
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -211,6 +212,11 @@ DATASETS_S3_BUCKET = env.str("DATASETS_S3_BUCKET", default="")
 DATASETS_GRACE_SECONDS = env.int("DATASETS_GRACE_SECONDS", default=900)
 # Re-export at least this often even when the change fingerprint did not move.
 DATASETS_MAX_AGE_SECONDS = env.int("DATASETS_MAX_AGE_SECONDS", default=3600)
+# The export's own statement timeout (a batch job), the delay of an export an approval
+# schedules (a burst shares it), and how long one export holds its cache lock at most.
+DATASETS_STATEMENT_TIMEOUT_MS = env.int("DATASETS_STATEMENT_TIMEOUT_MS", default=600_000)
+DATASETS_EXPORT_DELAY_SECONDS = env.int("DATASETS_EXPORT_DELAY_SECONDS", default=30)
+DATASETS_LOCK_SECONDS = env.int("DATASETS_LOCK_SECONDS", default=1800)
 # The export's PostgreSQL session (a batch job): sort memory and parallel workers per query.
 DATASETS_WORK_MEM_MB = env.int("DATASETS_WORK_MEM_MB", default=64)
 # PostgreSQL writes the deals and venues files itself (COPY); off = the portable Python path.
@@ -306,6 +312,7 @@ ADMIN_LOGIN_RATE_LIMIT = env.str("ADMIN_LOGIN_RATE_LIMIT", default="20/hour")
 TRUSTED_PROXY_CIDRS = env.list("TRUSTED_PROXY_CIDRS", default=[])
 TURNSTILE_SECRET_KEY = env.str("TURNSTILE_SECRET_KEY", default="")
 TURNSTILE_HOSTNAMES = env.list("TURNSTILE_HOSTNAMES", default=[])
+TURNSTILE_TIMEOUT = env.float("TURNSTILE_TIMEOUT", default=3.0)  # seconds, for siteverify
 FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
 # Checked here, as DJANGO_SECRET_KEY is, so that no process starts unable to store an e-mail
 # or contact (the first one sent was a 500); beers.crypto also refuses them at use.

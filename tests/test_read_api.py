@@ -446,6 +446,22 @@ def test_staff_endpoints_keep_the_sessions_cookies(client, bar):
     assert answer.cookies["sessionid"].value == ""  # the stale one deleted
 
 
+def test_only_a_trusted_proxy_may_say_the_request_came_over_https(db, settings):
+    """README: behind TRUSTED_PROXY_CIDRS the app believes the proxy's X-Forwarded-Proto. A
+    client reaching the app directly over HTTP claimed it too, and skipped the redirect."""
+    from django.test import Client
+
+    settings.TRUSTED_PROXY_CIDRS = ["10.0.0.0/8"]
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    settings.SECURE_SSL_REDIRECT = True
+    path = "/api/v1/openapi.json"  # (status is exempt from the redirect: health checks)
+    direct = Client(REMOTE_ADDR="203.0.113.9").get(path, HTTP_X_FORWARDED_PROTO="https")
+    assert direct.status_code == 301 and direct["Location"].startswith("https://")
+    proxied = Client(REMOTE_ADDR="10.1.2.3").get(path, HTTP_X_FORWARDED_PROTO="https")
+    assert proxied.status_code == 200
+    assert Client(REMOTE_ADDR="10.1.2.3").get(path).status_code == 301  # plain from the proxy
+
+
 def _skip_near_midnight(city, seconds: int) -> None:
     """Skip when the city's midnight is closer than `seconds`: the server's copy of an answer
     ends there, so a test moving the clock that far would see a new answer."""
