@@ -44,6 +44,21 @@ def test_production_refuses_to_start_without_good_field_keys():
     assert "FIELD_ENCRYPTION_KEYS must hold Fernet keys" in bad.stderr
 
 
+def test_a_malformed_rate_or_proxy_stops_the_start():
+    """Read at each request, they made every request a 500 (status too) while the server
+    started and `check` was content."""
+    for name, value, words in [
+        ("READ_RATE_LIMIT", "120/mins", "READ_RATE_LIMIT: bad rate '120/mins'"),
+        ("WRITE_RATE_LIMIT", "lots", "WRITE_RATE_LIMIT: bad rate"),
+        ("ADMIN_LOGIN_RATE_LIMIT", "20/fortnight", "ADMIN_LOGIN_RATE_LIMIT: bad rate"),
+        ("TRUSTED_PROXY_CIDRS", "10.0.0.0/8,10.0.0/8", "TRUSTED_PROXY_CIDRS: '10.0.0/8'"),
+    ]:
+        result = _manage("check", DEBUG="1", **{name: value})
+        assert result.returncode != 0, name
+        assert words in result.stderr, result.stderr[-500:]
+    assert _manage("check", DEBUG="1", READ_RATE_LIMIT="off").returncode == 0
+
+
 def test_check_deploy_is_clean_with_production_settings():
     result = _manage(
         "check",
