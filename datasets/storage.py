@@ -49,6 +49,9 @@ class DatasetsFileSystemStorage(FileSystemStorage):
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+            # mkstemp makes it 0600: readable by the writer's user alone (the worker's), not
+            # the web server's; the generation's files get FILE_UPLOAD_PERMISSIONS (0644)
+            os.chmod(tmp, self.file_permissions_mode or 0o644)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)

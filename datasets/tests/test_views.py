@@ -275,3 +275,14 @@ def test_cors_preflight_is_answered(client, exported):
     # only methods something under /api/ accepts (reads, and the writes' POST)
     methods = {m.strip() for m in response["Access-Control-Allow-Methods"].split(",")}
     assert methods == {"GET", "HEAD", "OPTIONS", "POST"}
+
+
+def test_the_pointer_is_as_readable_as_the_files_it_names(exported):
+    """The worker writes, the web server reads, perhaps as another user: `current.json` was
+    made 0600 by mkstemp while the generation's files were 0644."""
+    import stat
+
+    storage = datasets_storage()
+    pointer = stat.S_IMODE(Path(storage.path("current.json")).stat().st_mode)
+    index = Path(storage.path(f"{exported.generation}/index.json"))
+    assert pointer == stat.S_IMODE(index.stat().st_mode) == 0o644
