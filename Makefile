@@ -29,7 +29,7 @@ run: install
 	$(DEV_ENV) $(PY) manage.py load_demo --if-empty
 	$(DEV_ENV) $(PY) manage.py collectstatic --noinput -v0
 	$(DEV_ENV) $(PY) manage.py export_datasets
-	@echo "Breja on http://127.0.0.1:$(PORT)/ (admin: /admin/, API: /api/v1/, MCP: /mcp)"
+	@echo "Breja on http://127.0.0.1:$(PORT)/ (admin: /admin/, API docs: /api/v1/docs, datasets: /api/v1/index.json, MCP: /mcp)"
 	$(DEV_ENV) $(VENV)/bin/uvicorn config.asgi:application --no-proxy-headers --no-access-log --host 127.0.0.1 --port $(PORT)
 
 test: install-dev
