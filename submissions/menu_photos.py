@@ -17,7 +17,7 @@ for a moderator (admin: approve, when it has a format, or reject).
 
 import datetime as dt
 import logging
-from collections import Counter
+from collections import defaultdict
 
 from django.conf import settings
 from django.db import transaction
@@ -125,28 +125,36 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
     docstring); returns how many. The others stay pending, with the reason noted."""
     approved = 0
     formats = Format.objects.in_bulk({d.format_id for d in drafts if d.format_id})
-    # Beers of no known name ("Chopp 300ml"): one of them is the bar's house beer in that
-    # format; two (a Pilsen and an IPA the catalogue lacks) would be taken for one price.
-    unnamed = Counter(d.format_id for d in drafts if _unnamed(d) and not d.notes)
+    # The amounts the menu shows for each beer (or brand, or neither) and format: two amounts
+    # are two beers the reader could not tell apart (a Pilsen and an IPA the catalogue lacks,
+    # two beers of one brand), which would be taken for one price; the same line read twice
+    # (two photos of a page) is one amount.
+    amounts = defaultdict(set)
+    for draft in drafts:
+        if draft.format_id:
+            amounts[_price_key(draft)].add(draft.price_cents)
     for draft in drafts:
         if draft.notes:
             continue  # the reader's own doubts (no format, no beer or brand, an offer)
         draft.format = formats[draft.format_id]
         if not within_hard_bounds(draft.price_cents, draft.format):
-            draft.decision_note = "outside the hard bounds"
-            draft.save(update_fields=["decision_note"])
+            note = "outside the hard bounds"
+        elif len(amounts[_price_key(draft)]) > 1:
+            note = "the menu shows several amounts for this beer and format"
+        elif draft.beer_id is None and _same_prices(draft).count() > 1:
+            note = "the bar has several prices this beer could be"
+        else:
+            _approve(draft)
+            approved += 1
             continue
-        if _unnamed(draft) and (unnamed[draft.format_id] > 1 or _same_prices(draft).count() > 1):
-            draft.decision_note = "several beers without a name in this format"
-            draft.save(update_fields=["decision_note"])
-            continue
-        _approve(draft)
-        approved += 1
+        draft.decision_note = note
+        draft.save(update_fields=["decision_note"])
     return approved
 
 
-def _unnamed(draft: MenuDraft) -> bool:
-    return draft.beer_id is None and draft.brand_id is None
+def _price_key(draft: MenuDraft) -> tuple:
+    """What names the price a draft is of: its format and beer, else brand, else neither."""
+    return draft.format_id, draft.beer_id, None if draft.beer_id else draft.brand_id
 
 
 def _same_prices(draft: MenuDraft) -> QuerySet[Deal]:
@@ -170,8 +178,19 @@ def _same_prices(draft: MenuDraft) -> QuerySet[Deal]:
     )
 
 
-def _approve(draft: MenuDraft) -> Deal:
-    same = _same_prices(draft).first()
+def _approve(draft: MenuDraft, *, by_person: bool = False) -> Deal:
+    """The draft as a check of the bar's same price, else as a new price. A draft naming no
+    beer is a check only of the one price it can be; one a moderator approves, only at that
+    price's amount (an IPA after the Pilsen of the same menu is another price, not the
+    Pilsen's new amount)."""
+    same = _same_prices(draft)
+    if draft.beer_id is None:
+        candidates = list(same[:2])
+        same = candidates[0] if len(candidates) == 1 else None
+        if by_person and same is not None and same.price_cents != draft.price_cents:
+            same = None
+    else:
+        same = same.first()
     if same is not None:
         deal = deal_record_check(
             deal=same, source=CheckSource.MENU_PHOTO, price_cents=draft.price_cents
@@ -198,7 +217,7 @@ def menu_draft_approve(*, draft_id: int) -> Deal:
         raise ReviewError(_("Sem formato: cadastre o preço à mão."))
     if draft.price_cents > PRICE_MAX_CENTS:
         raise ReviewError(_("Preço acima de R$ 10.000."))
-    deal = _approve(draft)
+    deal = _approve(draft, by_person=True)
     datasets_schedule_export()
     return deal
 

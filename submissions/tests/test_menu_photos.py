@@ -288,32 +288,70 @@ def test_a_trusted_menus_beer_of_no_known_brand_goes_live_and_its_soda_waits(
 
 
 @pytest.mark.django_db
-def test_two_beers_without_a_name_in_one_format_wait_for_a_person(
+def test_two_beers_without_a_name_in_one_format_wait_and_stay_two_prices(
     api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
 ):
     """Two bottles the catalogue cannot name (a Pilsen and an IPA) would be one price, the
-    second overwriting the first: both wait. Alone, an unnamed bottle is a check of the bar's
-    one unnamed bottle; with two of those at the bar, it waits too."""
+    second overwriting the first: both wait, and a moderator approving both makes two prices.
+    Alone, an unnamed bottle is a check of the bar's one unnamed bottle; with two of those at
+    the bar, it waits too."""
     lines = ["Cerveja Pilsen garrafa 600ml R$ 12,00", "Cerveja IPA garrafa 600ml R$ 19,00"]
     with django_capture_on_commit_callbacks(execute=True):
         upload(api, world, lines, ref=menu_link_ref(world.venue.pk))
-    drafts = list(MenuDraft.objects.order_by("price_cents"))
-    assert [(d.price_cents, d.state) for d in drafts] == [
-        (1200, ReviewState.PENDING),
-        (1900, ReviewState.PENDING),
-    ]
-    assert {d.decision_note for d in drafts} == {"several beers without a name in this format"}
-    house = world.deal  # the bar's one unnamed bottle
+    pilsen, ipa = MenuDraft.objects.order_by("price_cents")
+    assert {pilsen.state, ipa.state} == {ReviewState.PENDING}
+    assert {pilsen.decision_note, ipa.decision_note} == {
+        "the menu shows several amounts for this beer and format"
+    }
+    house = world.deal  # the bar's one unnamed bottle, R$ 12,90
+    first = menu_photos.menu_draft_approve(draft_id=pilsen.pk)
+    second = menu_photos.menu_draft_approve(draft_id=ipa.pk)
+    assert first.pk != second.pk and house.pk not in {first.pk, second.pk}
+    assert sorted(
+        Deal.objects.filter(pk__in=[first.pk, second.pk]).values_list("price_cents", flat=True)
+    ) == [1200, 1900]
+    house.refresh_from_db()
+    assert house.price_cents == 1290  # a person's approval at another amount is another price
+    Deal.objects.filter(pk__in=[first.pk, second.pk]).delete()
+
     with django_capture_on_commit_callbacks(execute=True):
         upload(api, world, ["Cerveja garrafa 600ml R$ 12,50"], ref=menu_link_ref(world.venue.pk))
     house.refresh_from_db()
-    assert house.price_cents == 1250  # checked again at the menu's amount
+    assert house.price_cents == 1250  # the bar's own menu checks its house bottle again
     Deal.objects.create(
         venue=world.venue, city=world.city, format=world.format, volume_ml=600, price_cents=1500
     )
     with django_capture_on_commit_callbacks(execute=True):
         upload(api, world, ["Cerveja garrafa 600ml R$ 13,00"], ref=menu_link_ref(world.venue.pk))
-    assert MenuDraft.objects.get(price_cents=1300).state == ReviewState.PENDING
+    waiting = MenuDraft.objects.get(price_cents=1300)
+    assert waiting.state == ReviewState.PENDING
+    assert waiting.decision_note == "the bar has several prices this beer could be"
+
+
+@pytest.mark.django_db
+def test_a_named_beer_at_two_amounts_waits_and_one_read_twice_goes_live(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """Two Heineken cans at two amounts on one menu: which is the can's price? Both wait.
+    The same line on two photos of one page is one amount: it goes live."""
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(
+            api,
+            world,
+            ["Heineken lata 350ml R$ 7,50", "Heineken lata 350ml R$ 9,00"],
+            ref=menu_link_ref(world.venue.pk),
+        )
+    assert {d.state for d in MenuDraft.objects.all()} == {ReviewState.PENDING}
+    MenuDraft.objects.all().delete()
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(
+            api,
+            world,
+            ["Heineken lata 350ml R$ 7,50", "Heineken lata 350ml R$ 7,50"],
+            ref=menu_link_ref(world.venue.pk),
+        )
+    assert {d.state for d in MenuDraft.objects.all()} == {ReviewState.APPROVED}
+    assert Deal.objects.filter(beer=catalogue["beer"], format=catalogue["lata"]).count() == 1
 
 
 @pytest.mark.django_db
