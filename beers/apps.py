@@ -28,6 +28,8 @@ def check_settings() -> None:
         except ValueError as exc:
             raise ImproperlyConfigured(f"{name}: {exc}") from None
     for cidr in settings.TRUSTED_PROXY_CIDRS:
+        if not cidr.strip():
+            continue  # a blank entry ("10.0.0.0/8, "), skipped as beers.clients skips it
         try:
             ipaddress.ip_network(cidr.strip(), strict=False)
         except ValueError:

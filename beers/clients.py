@@ -5,7 +5,9 @@ import hmac
 import ipaddress
 from functools import lru_cache
 
+from asgiref.sync import iscoroutinefunction
 from django.conf import settings
+from django.utils.decorators import sync_and_async_middleware
 
 
 @lru_cache(maxsize=8)
@@ -18,6 +20,8 @@ def _is_trusted(addr: str) -> bool:
         ip = ipaddress.ip_address(addr)
     except ValueError:
         return False
+    if ip.version == 6 and ip.ipv4_mapped is not None:  # an IPv4 peer on a dual-stack socket
+        ip = ip.ipv4_mapped
     return any(ip in net for net in _trusted_networks(tuple(settings.TRUSTED_PROXY_CIDRS)))
 
 
@@ -71,17 +75,29 @@ def address_hash(ip: str) -> str:
     return hmac.new(key, _sender(ip).encode(), hashlib.sha256).hexdigest()
 
 
-class ProxyHeadersMiddleware:
+def _drop_untrusted_proto(request) -> None:
+    if "HTTP_X_FORWARDED_PROTO" in request.META and not _is_trusted(
+        request.META.get("REMOTE_ADDR", "") or ""
+    ):
+        del request.META["HTTP_X_FORWARDED_PROTO"]
+
+
+@sync_and_async_middleware
+def proxy_headers_middleware(get_response):
     """X-Forwarded-Proto counts only from a trusted proxy (SECURE_PROXY_SSL_HEADER reads it
     from any peer): from any other client it is dropped, so a request sent straight to the
-    app over plain HTTP cannot claim HTTPS to skip the redirect. First in MIDDLEWARE."""
+    app over plain HTTP cannot claim HTTPS to skip the redirect. First in MIDDLEWARE; sync
+    and async, so that it adds no thread hop on either request path (config/asgi.py)."""
+    if iscoroutinefunction(get_response):
 
-    def __init__(self, get_response):
-        self.get_response = get_response
+        async def middleware(request):
+            _drop_untrusted_proto(request)
+            return await get_response(request)
 
-    def __call__(self, request):
-        if "HTTP_X_FORWARDED_PROTO" in request.META and not _is_trusted(
-            request.META.get("REMOTE_ADDR", "") or ""
-        ):
-            del request.META["HTTP_X_FORWARDED_PROTO"]
-        return self.get_response(request)
+    else:
+
+        def middleware(request):
+            _drop_untrusted_proto(request)
+            return get_response(request)
+
+    return middleware

@@ -51,7 +51,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "beers.clients.ProxyHeadersMiddleware",  # X-Forwarded-Proto from trusted proxies only
+    "beers.clients.proxy_headers_middleware",  # X-Forwarded-Proto from trusted proxies only
     "django.middleware.security.SecurityMiddleware",
     # Admin and page assets only; datasets change every few minutes and are served by datasets/.
     "whitenoise.middleware.WhiteNoiseMiddleware",

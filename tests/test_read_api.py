@@ -460,6 +460,9 @@ def test_only_a_trusted_proxy_may_say_the_request_came_over_https(db, settings):
     proxied = Client(REMOTE_ADDR="10.1.2.3").get(path, HTTP_X_FORWARDED_PROTO="https")
     assert proxied.status_code == 200
     assert Client(REMOTE_ADDR="10.1.2.3").get(path).status_code == 301  # plain from the proxy
+    # the proxy as a dual-stack socket shows it (an IPv4-mapped IPv6 address)
+    mapped = Client(REMOTE_ADDR="::ffff:10.1.2.3").get(path, HTTP_X_FORWARDED_PROTO="https")
+    assert mapped.status_code == 200
 
 
 def _skip_near_midnight(city, seconds: int) -> None:

@@ -57,6 +57,7 @@ def test_a_malformed_rate_or_proxy_stops_the_start():
         assert result.returncode != 0, name
         assert words in result.stderr, result.stderr[-500:]
     assert _manage("check", DEBUG="1", READ_RATE_LIMIT="off").returncode == 0
+    assert _manage("check", DEBUG="1", TRUSTED_PROXY_CIDRS="10.0.0.0/8, ").returncode == 0
 
 
 def test_check_deploy_is_clean_with_production_settings():
