@@ -334,23 +334,13 @@ def test_a_named_beer_at_two_amounts_waits_and_one_read_twice_goes_live(
 ):
     """Two Heineken cans at two amounts on one menu: which is the can's price? Both wait.
     The same line on two photos of one page is one amount: it goes live."""
-    with django_capture_on_commit_callbacks(execute=True):
-        upload(
-            api,
-            world,
-            ["Heineken lata 350ml R$ 7,50", "Heineken lata 350ml R$ 9,00"],
-            ref=menu_link_ref(world.venue.pk),
-        )
-    assert {d.state for d in MenuDraft.objects.all()} == {ReviewState.PENDING}
-    MenuDraft.objects.all().delete()
-    with django_capture_on_commit_callbacks(execute=True):
-        upload(
-            api,
-            world,
-            ["Heineken lata 350ml R$ 7,50", "Heineken lata 350ml R$ 7,50"],
-            ref=menu_link_ref(world.venue.pk),
-        )
-    assert {d.state for d in MenuDraft.objects.all()} == {ReviewState.APPROVED}
+    cases = [(("7,50", "9,00"), ReviewState.PENDING), (("7,50", "7,50"), ReviewState.APPROVED)]
+    for amounts, state in cases:
+        MenuDraft.objects.all().delete()
+        lines = [f"Heineken lata 350ml R$ {amount}" for amount in amounts]
+        with django_capture_on_commit_callbacks(execute=True):
+            upload(api, world, lines, ref=menu_link_ref(world.venue.pk))
+        assert {d.state for d in MenuDraft.objects.all()} == {state}, amounts
     assert Deal.objects.filter(beer=catalogue["beer"], format=catalogue["lata"]).count() == 1
 
 
