@@ -6,6 +6,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from .answers import answers_changed
 from .geo import point_in_geometry
 from .models import (
     Beer,
@@ -222,17 +223,18 @@ def deal_set_standing(*, deal: Deal, status: str) -> Deal:
 @transaction.atomic
 def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> int:
     """Keep the months of the city's price index that have ended in its zone as they are now
-    (PriceIndexHistory), so that a `final` month's figures never change: a price retired
-    later, or a check entered later inside that month, leaves them as they were published.
+    (PriceIndexHistory) and call them `final`, so that a final month's figures never change:
+    a price retired later, or a check entered later inside that month, leaves them as they
+    were published.
     Closes every ended month not closed yet (all of them the first time; after that, one a
     month). A month closes only once it has really ended, whatever `now` says. Returns the
     number of cells kept."""
     now = min(now or timezone.now(), timezone.now())
     last_ended = last_ended_month(city.tz, now)
     closed = (
-        # One closing at a time per city; a city row held (an import, another export) is
-        # skipped: the next export closes it, and none waits here.
-        City.objects.select_for_update(skip_locked=True)
+        # One closing at a time per city; a city row an import holds is waited for (an export
+        # that skipped it published the month `final` before it was kept).
+        City.objects.select_for_update()
         .filter(pk=city.pk)
         .values_list("price_index_closed_through", flat=True)
         .first()
@@ -251,10 +253,11 @@ def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> i
             key=cell["key"] or "",
             **{name: cell[name] for name in ("month", "scope", *INDEX_FIGURES)},
         )
-        for cell in price_index(city=city, now=now)
+        for cell in price_index(city=city, closed=closed)
         if closed < cell["month"] <= last_ended and cell["month"] not in imported
     ]
     PriceIndexHistory.objects.bulk_create(cells, batch_size=2000)
     City.objects.filter(pk=city.pk).update(price_index_closed_through=last_ended)
     city.price_index_closed_through = last_ended
+    answers_changed(city=city.slug)  # a cached price index said the month was not final yet
     return len(cells)

@@ -867,7 +867,11 @@ INDEX_FIELDS = {
 }
 
 
-def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
+def _months_of(cells: list[PriceIndexHistory]) -> set[str]:
+    return {cell.month for cell in cells}
+
+
+def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bool) -> int:
     """The closed months of the city's price-index.json, kept as PriceIndexHistory: the index
     rests on checks the tree does not carry (it has each price's last check only), so these
     months are served as the source published them. Returns the number of items."""
@@ -896,19 +900,22 @@ def _import_price_index(root: Path, city: City, result: ImportResult) -> int:
         seen.add(cell)
         if item.pop("final"):
             cells.append(PriceIndexHistory(city=city, **item))
-    # An upsert of the tree's final months: the months this database closed itself and the
-    # tree lacks stay as they are.
-    months = {cell.month for cell in cells}
-    PriceIndexHistory.objects.filter(city=city, month__in=months).delete()
-    PriceIndexHistory.objects.bulk_create(cells, batch_size=BATCH)
     # The source closed every month that had ended in the city when it wrote the tree, those
     # without cells too: the mirror serves them as the source did (never reopening one).
     written_at = dt.datetime.fromisoformat(data["updated_at"])
     if written_at.tzinfo is None:
         written_at = written_at.replace(tzinfo=dt.UTC)
-    closed = max(
-        last_ended_month(city.tz, min(written_at, now)), *months, city.price_index_closed_through
-    )
+    source_closed = max(last_ended_month(city.tz, min(written_at, now)), *_months_of(cells))
+    # An upsert of the tree's final months: the months this database closed itself and the
+    # tree lacks stay as they are; a mirror takes the source's closed months whole (a month
+    # it closed itself from its own copy of the data, the source closed empty).
+    kept = PriceIndexHistory.objects.filter(city=city)
+    if mirror:
+        kept.filter(month__lte=source_closed).delete()
+    else:
+        kept.filter(month__in=_months_of(cells)).delete()
+    PriceIndexHistory.objects.bulk_create(cells, batch_size=BATCH)
+    closed = max(source_closed, city.price_index_closed_through)
     City.objects.filter(pk=city.pk).update(price_index_closed_through=closed)
     city.price_index_closed_through = closed
     result.index_cells += len(cells)
@@ -1097,7 +1104,7 @@ def datasets_import(
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of)
             if mirror:
                 _withdraw(city, set(venue_ids), deals_of, result)
-            index_items = _import_price_index(root, city, result)
+            index_items = _import_price_index(root, city, result, mirror)
             counts[city.slug] = {
                 "deals": deals,
                 "venues": _check_twins(

@@ -475,7 +475,7 @@ class _Ahead:
                 for city in cities:
                     if self.stop.is_set():
                         break
-                    self.futures[city.id].set_result(price_index(city=city, now=self.now))
+                    self.futures[city.id].set_result(_index_of(city))
                 if not self.stop.is_set():
                     self.futures[self.FINGERPRINT].set_result(data_fingerprint())
         except BaseException as exc:  # handed to the export's thread, which raises it
@@ -487,7 +487,7 @@ class _Ahead:
 
     def cells(self, city: City) -> list[dict]:
         future = self.futures.get(city.id)
-        return future.result() if future else price_index(city=city, now=self.now)
+        return future.result() if future else _index_of(city)
 
     def fingerprint(self) -> str:
         future = self.futures.get(self.FINGERPRINT)
@@ -498,6 +498,12 @@ class _Ahead:
         if self.thread is not None:
             self.stop.set()
             self.thread.join()
+
+
+def _index_of(city: City) -> list[dict]:
+    """The city's price index as the export's snapshot has it (its City row read there, after
+    the closing)."""
+    return price_index(city=city, closed=city.price_index_closed_through)
 
 
 def _price_index(city: City, folder: Path, header: dict, cells: list[dict]) -> int:

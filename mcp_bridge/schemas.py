@@ -112,7 +112,10 @@ class PriceIndexAnswer(TypedDict):
     attribution: str
     city: Annotated[str, _d("the city's slug, as in {city}/price-index.json")]
     month: Annotated[str | None, _d("YYYY-MM; null when the city has no observations")]
-    final: Annotated[bool | None, _d("true once the month has ended in the city")]
+    final: Annotated[
+        bool | None,
+        _d("true once the month has ended in the city and been closed: its figures never change"),
+    ]
     items: list[IndexCell]
     as_of: str
     source: str

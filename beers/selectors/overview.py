@@ -78,15 +78,16 @@ def price_index_month(query: CityQuery, *, now: dt.datetime | None = None) -> An
     city has no observations yet."""
     now = now or timezone.now()
     city = city_get(query.city)
-    month = query.month or price_index.latest_month(city)
-    items = price_index.price_index(city=city, month=month, now=now) if month else []
+    closed = price_index.closed_through(city)
+    month = query.month or price_index.latest_month(city, closed=closed)
+    items = price_index.price_index(city=city, month=month, closed=closed) if month else []
     data = {
         "updated_at": now.astimezone(dt.UTC).isoformat(timespec="seconds"),
         "license": DATASETS_LICENSE,
         "attribution": settings.ATTRIBUTION,
         "city": city.slug,
         "month": month,
-        "final": price_index.month_is_final(month, city.tz, now) if month else None,
+        "final": month <= closed if month else None,
         "items": items,
         "as_of": _as_of(now, city.tz),
         "source": settings.ATTRIBUTION,

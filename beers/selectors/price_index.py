@@ -159,18 +159,26 @@ def observation_checks(city: City) -> QuerySet[PriceCheck]:
     return PriceCheck.objects.filter(deal__in=index_deals(city))
 
 
-def latest_month(city: City) -> str | None:
+def closed_through(city: City) -> str:
+    """The city's last closed month ("YYYY-MM", "" for none), read now: the City objects the
+    live reads share are up to a second old, and an answer computed in that second would be
+    cached as not final until the next local midnight (one query)."""
+    found = City.objects.filter(pk=city.pk).values_list("price_index_closed_through", flat=True)
+    return found.first() or ""
+
+
+def latest_month(city: City, *, closed: str | None = None) -> str | None:
     """The newest month ("YYYY-MM", city-local) with cells: of the newest observation, unless
-    it falls in a closed month, or the newest kept month; None without either (two
-    queries)."""
+    it falls in a closed month (up to `closed`, else read), or the newest kept month; None
+    without either (two queries)."""
     newest = observation_checks(city).aggregate(newest=Max("checked_at"))["newest"]
     kept = PriceIndexHistory.objects.filter(city=city).aggregate(m=Max("month"))["m"]
     if newest is None:
         return kept
     local = newest.astimezone(city.tz)
     observed = f"{local.year:04d}-{local.month:02d}"
-    if observed <= city.price_index_closed_through:  # a closed month is served as kept
-        return kept
+    if observed <= (closed_through(city) if closed is None else closed):
+        return kept  # a closed month is served as kept
     return max(observed, kept or "")
 
 
@@ -329,35 +337,34 @@ def _months(rows: Iterable[tuple]) -> Iterable[tuple[str, dict]]:
         yield f"{year:04d}-{mon:02d}", cells
 
 
-def price_index(
-    *, city: City, month: str | None = None, now: dt.datetime | None = None
-) -> list[dict]:
+def price_index(*, city: City, month: str | None = None, closed: str | None = None) -> list[dict]:
     """Cells `{month, final, scope, key, n, min_cents, p25_cents, median_cents, p75_cents}` for
     every month with observations (or only `month`, "YYYY-MM"), ordered by month, then scope
     (city, format, neighbourhood, brand), then key. The months a city closed (up to
     `City.price_index_closed_through`) and those an import brought come as they were kept
-    (PriceIndexHistory), the others from the checks. Two queries (the kept months, then the
-    counts; none for a kept month). Raises ValueError on a bad month.
+    (PriceIndexHistory), the others from the checks; `final` is true for a closed month
+    (a month closes with the first export after it ended in the city, within a beat:
+    beers.services.price_index_close_months), so its figures never change after. Three
+    queries (the last closed month unless given as `closed`, the kept months, then the counts;
+    none for a kept month). Raises ValueError on a bad month.
     """
-    tz = city.tz
-    now = now or timezone.now()
-    start, end = month_bounds(month, tz) if month is not None else (None, None)
+    start, end = month_bounds(month, city.tz) if month is not None else (None, None)
+    through = closed_through(city) if closed is None else closed
     months = _closed_months(city, month)
-    closed_through = city.price_index_closed_through
-    if month is not None and month <= closed_through:
-        return _cells(months, tz, now)
+    if month is not None and month <= through:
+        return _cells(months, through)
     for mon, cells in _months(_cell_counts(city, start, end)):
-        if mon not in months and mon > closed_through:
+        if mon not in months and mon > through:
             months[mon] = {key: cell_figures(values) for key, values in cells.items()}
-    return _cells(months, tz, now)
+    return _cells(months, through)
 
 
-def _cells(months: dict[str, dict], tz, now: dt.datetime) -> list[dict]:
-    """The cells of {"YYYY-MM": {(scope, key): figures}} in the index's order, `final` as at
-    `now`."""
+def _cells(months: dict[str, dict], closed_through: str) -> list[dict]:
+    """The cells of {"YYYY-MM": {(scope, key): figures}} in the index's order; `final` for
+    the months closed."""
     out = []
     for mon in sorted(months):
-        final = month_is_final(mon, tz, now)
+        final = mon <= closed_through
         cells = months[mon]
         for scope, key in sorted(cells, key=lambda k: (SCOPES.index(k[0]), k[1] or "")):
             out.append(

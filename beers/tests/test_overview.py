@@ -4,7 +4,6 @@ their figures against the rankings and the datasets' index, and their query coun
 from decimal import Decimal
 
 import pytest
-from django.utils import timezone
 
 from beers.errors import ApplicationError
 from beers.models import City
@@ -36,17 +35,49 @@ def test_price_index_month_is_the_datasets_cells_of_the_latest_month(
     demo_data, django_assert_num_queries
 ):
     city = City.objects.get(slug="recife")
-    # the city; the newest check and imported month; the imported cells, the observations
-    with django_assert_num_queries(5):
+    # the city, its last closed month; the newest check and kept month; the kept cells, the
+    # observations
+    with django_assert_num_queries(6):
         answer = overview.price_index_month(CityQuery("recife")).data
     month = price_index.latest_month(city)
     every_month = price_index.price_index(city=city)
     assert answer["month"] == month == max(c["month"] for c in every_month)
     assert answer["items"] == [c for c in every_month if c["month"] == month]
-    assert answer["final"] is price_index.month_is_final(month, city.tz, timezone.now())
+    assert answer["final"] is (month <= price_index.closed_through(city))  # closed
     # the envelope of {city}/price-index.json (datasets.md), the city as its slug
     assert answer["city"] == "recife" and answer["license"] == "ODbL-1.0"
     assert answer["attribution"] and answer["updated_at"].endswith("+00:00")
+
+
+def test_a_cached_price_index_turns_final_when_its_month_closes(
+    demo_data, django_capture_on_commit_callbacks, monkeypatch
+):
+    """`final` is true once the month is closed, by the export that follows its end (within a
+    beat): a cached answer computed before (final false) is computed again then, not kept
+    until the next local midnight."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from beers.answers import answer_cached, answers_changed
+    from beers.services import price_index_close_months
+
+    with django_capture_on_commit_callbacks(execute=True):
+        answers_changed(city="recife")  # nothing cached by an earlier run answers here
+    city = City.objects.get(slug="recife")
+    query = CityQuery("recife", month=price_index.latest_month(city))
+
+    def ask():
+        return answer_cached(("price-index", query), lambda: overview.price_index_month(query))
+
+    month_end = price_index.month_bounds(query.month, city.tz)[1]
+    monkeypatch.setattr(timezone, "now", lambda: month_end + dt.timedelta(minutes=1))
+    before = ask().body
+    assert b'"final":false' in before
+    with django_capture_on_commit_callbacks(execute=True):
+        price_index_close_months(city=city)
+    after = ask().body
+    assert b'"final":true' in after and after != before
 
 
 def test_catalog_overview_counts_and_slugs(demo_data, django_assert_num_queries):

@@ -100,6 +100,10 @@ def test_an_import_upserts_final_months_and_keeps_the_ones_closed_here(
     assert sp.price_index_closed_through == "2026-10"
     assert PriceIndexHistory.objects.filter(city=sp, month="2026-08").exists()
     assert PriceIndexHistory.objects.get(city=sp, month="2026-10", scope="city").n == 7
+    # a mirror takes its source's closed months whole: August, closed here, is gone from there
+    datasets_import(root, progress=False, mirror=True)
+    assert not PriceIndexHistory.objects.filter(city=sp, month="2026-08").exists()
+    assert PriceIndexHistory.objects.get(city=sp, month="2026-10", scope="city").n == 7
 
 
 def test_a_mirror_is_closed_through_the_months_ended_when_the_tree_was_written(

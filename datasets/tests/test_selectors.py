@@ -24,19 +24,27 @@ pytestmark = pytest.mark.django_db
 MANAUS = zoneinfo.ZoneInfo("America/Manaus")
 
 
-def test_a_check_at_2330_local_counts_in_its_month_and_0030_in_the_next(world):
+def _at_clock(monkeypatch, instant: dt.datetime) -> None:
+    monkeypatch.setattr(timezone, "now", lambda: instant)
+
+
+def test_a_check_at_2330_local_counts_in_its_month_and_0030_in_the_next(world, monkeypatch):
     deal = world.deals.manaus  # first check: 2026-10-01 03:30 UTC = 30 Sep 23:30 in Manaus
     world.record_check(
         deal=deal, source=CheckSource.CONFIRMATION, price_cents=1500, at=at(2026, 10, 1, 4, 30)
     )  # 1 Oct 00:30 in Manaus
-    cells = price_index(city=world.manaus, now=at(2026, 11, 1, 3, 59))
+    _at_clock(monkeypatch, at(2026, 11, 1, 3, 59))  # 31 Oct 23:59 in Manaus
+    price_index_close_months(city=world.manaus)
+    cells = price_index(city=world.manaus)
     city_cells = {c["month"]: c for c in cells if c["scope"] == "city"}
     assert city_cells["2026-09"]["median_cents"] == 2000  # 1200 for 0.6 l
     assert city_cells["2026-10"]["median_cents"] == 2500  # 1500 for 0.6 l
     assert city_cells["2026-09"]["final"] is True
-    assert city_cells["2026-10"]["final"] is False  # 31 Oct 23:59 in Manaus
-    later = price_index(city=world.manaus, now=at(2026, 11, 1, 4, 0))
-    assert all(c["final"] for c in later)
+    assert city_cells["2026-10"]["final"] is False
+    _at_clock(monkeypatch, at(2026, 11, 1, 4, 0))  # 1 Nov 00:00 in Manaus
+    assert price_index(city=world.manaus) == cells  # final once closed, not before
+    price_index_close_months(city=world.manaus)
+    assert all(c["final"] for c in price_index(city=world.manaus))
 
 
 def test_the_last_check_inside_the_month_is_the_observation(world):
@@ -47,7 +55,7 @@ def test_the_last_check_inside_the_month_is_the_observation(world):
     world.record_check(
         deal=deal, source=CheckSource.CONFIRMATION, price_cents=1400, at=at(2026, 10, 20, 12)
     )
-    cells = price_index(city=world.manaus, month="2026-10", now=at(2026, 12, 1))
+    cells = price_index(city=world.manaus, month="2026-10")
     assert {(c["scope"], c["key"]): (c["n"], c["median_cents"]) for c in cells} == {
         ("city", None): (1, 2333),
         ("format", "garrafa"): (1, 2333),
@@ -57,7 +65,7 @@ def test_the_last_check_inside_the_month_is_the_observation(world):
 
 
 def test_only_regular_prices_of_the_published_set_count(world):
-    cells = price_index(city=world.sp, month="2026-11", now=at(2026, 12, 1))
+    cells = price_index(city=world.sp, month="2026-11")
     city = next(c for c in cells if c["scope"] == "city")
     # November regular prices: no_beer (garrafa, 1100) and disputed (lata, 650); the balde is
     # a combo, the promo a promo, the suspended and retired prices and the closed bar's are out.
@@ -84,7 +92,7 @@ def test_a_depósito_counts_only_where_people_can_drink(world):
             source=CheckSource.SUBMISSION,
         )
 
-    cells = price_index(city=world.manaus, month="2026-10", now=at(2026, 12, 1))
+    cells = price_index(city=world.manaus, month="2026-10")
 
     city = next(c for c in cells if c["scope"] == "city")
     # Bar do Porto was checked in September: the on-site depósito alone, 900 for 0.6 l
@@ -102,7 +110,7 @@ def _half_up(x: float) -> int:
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_cells_match_numpy_on_the_same_observations(world, seed):
+def test_cells_match_numpy_on_the_same_observations(world, seed, monkeypatch):
     rnd = random.Random(seed)
     city = world.manaus
     hoods = [None, world.manaus.neighbourhoods.get(slug="centro")]
@@ -159,7 +167,9 @@ def test_cells_match_numpy_on_the_same_observations(world, seed):
     ):
         expected_obs[("2026-09", *key)].append(value)
 
-    cells = price_index(city=city, now=at(2026, 10, 15))
+    _at_clock(monkeypatch, at(2026, 10, 15))
+    price_index_close_months(city=city)  # September and before: final
+    cells = price_index(city=city)
     got = {(c["month"], c["scope"], c["key"]): c for c in cells}
     assert set(got) == set(expected_obs)
     for key, values in expected_obs.items():
@@ -180,9 +190,11 @@ def test_cells_match_numpy_on_the_same_observations(world, seed):
                 assert cell[name] == _half_up(float(figure)), (key, name, values)
 
 
-def test_price_index_is_two_queries(world, django_assert_num_queries):
-    with django_assert_num_queries(2):  # imported closed months, then the counts
+def test_price_index_is_three_queries(world, django_assert_num_queries):
+    with django_assert_num_queries(3):  # the last closed month, the kept months, the counts
         price_index(city=world.sp)
+    with django_assert_num_queries(2):  # the export knows the last closed month
+        price_index(city=world.sp, closed="")
 
 
 def test_catalog_and_cities_summary(world, django_assert_num_queries):
@@ -284,8 +296,8 @@ def test_the_months_search_finds_the_local_month_of_any_instant(db, zone, instan
 # --- closed months -------------------------------------------------------------------------------
 
 
-def _city_cells(city, now) -> dict:
-    return {c["month"]: c for c in price_index(city=city, now=now) if c["scope"] == "city"}
+def _city_cells(city) -> dict:
+    return {c["month"]: c for c in price_index(city=city) if c["scope"] == "city"}
 
 
 def test_a_final_month_keeps_its_figures_whatever_comes_later(world, monkeypatch):
@@ -295,11 +307,13 @@ def test_a_final_month_keeps_its_figures_whatever_comes_later(world, monkeypatch
     month still follows the data."""
     monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 20, 12))
     now = timezone.now()
-    before = price_index(city=world.sp, now=now)
+    # the cells as they are, final once closed (October and before)
+    before = [dict(c, final=c["month"] <= "2026-10") for c in price_index(city=world.sp)]
+    assert not any(c["final"] for c in price_index(city=world.sp))
     assert price_index_close_months(city=world.sp, now=now) > 0
     assert world.sp.price_index_closed_through == "2026-10"
-    assert price_index(city=world.sp, now=now) == before
-    october = _city_cells(world.sp, now)["2026-10"]
+    assert price_index(city=world.sp) == before
+    october = _city_cells(world.sp)["2026-10"]
     assert october["final"] and october["n"] == 1  # the regular bottle, 1290 for 0.6 l
 
     Deal.objects.filter(pk=world.deals.regular.pk).update(status="retired")
@@ -312,14 +326,14 @@ def test_a_final_month_keeps_its_figures_whatever_comes_later(world, monkeypatch
     world.record_check(
         deal=world.deals.no_beer, source=CheckSource.CONFIRMATION, price_cents=1500, at=now
     )
-    after = {(c["month"], c["scope"], c["key"]): c for c in price_index(city=world.sp, now=now)}
+    after = {(c["month"], c["scope"], c["key"]): c for c in price_index(city=world.sp)}
     for cell in before:
         if cell["month"] <= "2026-10":
             assert after[(cell["month"], cell["scope"], cell["key"])] == cell
     assert after[("2026-11", "city", None)] != next(
         c for c in before if (c["month"], c["scope"]) == ("2026-11", "city")
     )
-    assert price_index(city=world.sp, month="2026-10", now=now) == [
+    assert price_index(city=world.sp, month="2026-10") == [
         c for c in before if c["month"] == "2026-10"
     ]
     assert price_index_close_months(city=world.sp, now=now) == 0  # once
@@ -342,7 +356,7 @@ def test_a_month_closes_when_it_ends_in_the_city_not_before(world, monkeypatch):
         at=at(2026, 10, 31, 12),
     )
     # October closed empty: a check entered afterwards inside it does not open it again
-    assert "2026-10" not in _city_cells(world.manaus, timezone.now())
+    assert "2026-10" not in _city_cells(world.manaus)
     assert price_index(city=world.manaus, month="2026-10") == []
     assert latest_month(world.manaus) == "2026-09"
 
@@ -360,10 +374,14 @@ def test_an_export_closes_the_ended_months_of_every_active_city(world, monkeypat
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks and batch settings")
 @pytest.mark.django_db(transaction=True)
-def test_closing_runs_as_a_batch_and_skips_a_city_another_transaction_holds(world):
+def test_closing_runs_as_a_batch_and_waits_for_a_city_another_transaction_holds(world):
     """An export closes months before its snapshot: with the batch's statement timeout (the
     live reads' 5 s would cancel the whole index of a big city, and every export after it),
-    and without waiting for a city an import holds (the next export closes it)."""
+    and after an import holding the city row (an export that skipped it went on to publish
+    the month before it was kept)."""
+    import threading
+    import time
+
     import psycopg
 
     from datasets.snapshot import batch_transaction, statement_timeout_ms
@@ -375,8 +393,9 @@ def test_closing_runs_as_a_batch_and_skips_a_city_another_transaction_holds(worl
     params.pop("cursor_factory", None)
     with psycopg.connect(**params) as other:
         other.execute("SELECT 1 FROM beers_city WHERE id = %s FOR UPDATE", [world.sp.pk])
+        threading.Timer(1.0, other.commit).start()
+        started = time.monotonic()
         with batch_transaction():
-            assert price_index_close_months(city=world.sp, now=at(2026, 11, 20)) == 0
-        assert City.objects.get(pk=world.sp.pk).price_index_closed_through == ""
-    with batch_transaction():
-        assert price_index_close_months(city=world.sp, now=at(2026, 11, 20)) > 0
+            kept = price_index_close_months(city=world.sp, now=at(2026, 11, 20))
+        assert time.monotonic() - started >= 0.9 and kept > 0
+    assert City.objects.get(pk=world.sp.pk).price_index_closed_through == "2026-10"

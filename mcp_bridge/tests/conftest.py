@@ -64,10 +64,14 @@ def live(django_db_setup, django_db_blocker):
     Tests using it carry the plain django_db mark, so that the test database exists; their
     own transaction only wraps what the test thread writes (nothing), never the server's."""
     from beers.demo import demo_load
+    from beers.models import City
+    from beers.services import price_index_close_months
 
     with django_db_blocker.unblock():
         _refuse_a_real_database()
         demo_load()
+        for city in City.objects.filter(active=True):  # as `make run`'s first export does
+            price_index_close_months(city=city)
         try:
             with LiveServer() as server:
                 yield server
