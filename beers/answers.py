@@ -16,19 +16,14 @@ from dataclasses import dataclass
 import orjson
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DatabaseError, transaction
+from django.db import transaction
 
 from beers import degraded
 from beers.errors import ApplicationError
-from beers.outage import DATABASE, STORE
+from beers.outage import DATABASE, DATABASE_ERRORS, STORE
 from beers.selectors.ranking import Answer
 
 logger = logging.getLogger(__name__)
-
-try:  # the pool raises its own timeout when every connection is busy
-    from psycopg_pool import PoolTimeout
-except ImportError:  # pragma: no cover
-    PoolTimeout = DatabaseError
 
 DATASETS_INDEX = "/api/v1/index.json"
 DATASETS_LICENSE = "ODbL-1.0"  # the open data's (datasets.md envelope)
@@ -122,7 +117,7 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)
     try:
         answer = compute()
-    except (DatabaseError, PoolTimeout) as exc:
+    except DATABASE_ERRORS as exc:
         DATABASE.failed()
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN) from exc
     body = orjson.dumps(answer.data)

@@ -16,10 +16,9 @@ def check_settings() -> None:
     """Settings read at each request, checked once at start-up: a rate written `120/mins` or
     a proxy `10.0.0/8` made every request that read it a 500 (the status endpoint's too)
     while the server started and `manage.py check` was content."""
-    import ipaddress
-
     from django.conf import settings
 
+    from .clients import _trusted_networks
     from .counters import parse_rate
 
     for name in RATE_SETTINGS:
@@ -27,12 +26,9 @@ def check_settings() -> None:
             parse_rate(getattr(settings, name))
         except ValueError as exc:
             raise ImproperlyConfigured(f"{name}: {exc}") from None
-    for cidr in settings.TRUSTED_PROXY_CIDRS:
-        if not cidr.strip():
-            continue  # a blank entry ("10.0.0.0/8, "), skipped as beers.clients skips it
-        try:
-            ipaddress.ip_network(cidr.strip(), strict=False)
-        except ValueError:
-            raise ImproperlyConfigured(
-                f"TRUSTED_PROXY_CIDRS: {cidr!r} is not an address or a network (CIDR)"
-            ) from None
+    try:
+        _trusted_networks(tuple(settings.TRUSTED_PROXY_CIDRS))  # as each request reads them
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            f"TRUSTED_PROXY_CIDRS: {exc} (an address or a network, CIDR)"
+        ) from None

@@ -11,7 +11,16 @@ cache, 3 s for the database pool), so after a failure the callers skip it for a 
 import logging
 import time
 
+from django.db import DatabaseError
+
 logger = logging.getLogger(__name__)
+
+try:  # the pool raises its own timeout when every connection is busy
+    from psycopg_pool import PoolTimeout
+except ImportError:  # pragma: no cover
+    PoolTimeout = DatabaseError
+# What a database that does not answer (or a query it refused) raises.
+DATABASE_ERRORS = (DatabaseError, PoolTimeout)
 
 
 class StoreDown(Exception):

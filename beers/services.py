@@ -220,6 +220,13 @@ def deal_set_standing(*, deal: Deal, status: str) -> Deal:
     return deal
 
 
+def price_index_close_until(city: City, now: dt.datetime | None = None) -> str:
+    """The last month ("YYYY-MM") of the city's index to close: the last one that has really
+    ended in its zone, whatever `now` says (the export's `now` may be ahead in tests and
+    scripts)."""
+    return last_ended_month(city.tz, min(now or timezone.now(), timezone.now()))
+
+
 @transaction.atomic
 def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> int:
     """Keep the months of the city's price index that have ended in its zone as they are now
@@ -229,8 +236,7 @@ def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> i
     Closes every ended month not closed yet (all of them the first time; after that, one a
     month). A month closes only once it has really ended, whatever `now` says. Returns the
     number of cells kept."""
-    now = min(now or timezone.now(), timezone.now())
-    last_ended = last_ended_month(city.tz, now)
+    last_ended = price_index_close_until(city, now)
     closed = (
         # One closing at a time per city; a city row an import holds is waited for (an export
         # that skipped it published the month `final` before it was kept).
@@ -241,7 +247,6 @@ def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> i
     )
     if closed is None or closed >= last_ended:
         return 0
-    city.price_index_closed_through = closed
     imported = set(
         PriceIndexHistory.objects.filter(city=city, month__gt=closed).values_list(
             "month", flat=True

@@ -9,7 +9,6 @@ import functools
 import logging
 
 from django.conf import settings
-from django.db import DatabaseError
 from django.http import HttpResponse, HttpResponsePermanentRedirect
 from django.template.response import TemplateResponse
 from django.utils import translation
@@ -19,16 +18,12 @@ from django.views.decorators.http import require_safe
 
 from beers import degraded, labels
 from beers.errors import ApplicationError
+from beers.outage import DATABASE_ERRORS
 from beers.selectors import cities, published, ranking
 from beers.selectors.queries import SearchQuery
 
 logger = logging.getLogger(__name__)
 
-try:  # the pool raises its own timeout when every connection is busy
-    from psycopg_pool import PoolTimeout
-except ImportError:  # pragma: no cover
-    PoolTimeout = DatabaseError
-DATABASE_ERRORS = (DatabaseError, PoolTimeout)
 
 DJANGO_LANG = {"pt-BR": "pt-br", "en": "en"}
 PAGE_LIMIT = 50

@@ -867,10 +867,6 @@ INDEX_FIELDS = {
 }
 
 
-def _months_of(cells: list[PriceIndexHistory]) -> set[str]:
-    return {cell.month for cell in cells}
-
-
 def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bool) -> int:
     """The closed months of the city's price-index.json, kept as PriceIndexHistory: the index
     rests on checks the tree does not carry (it has each price's last check only), so these
@@ -905,7 +901,8 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
     written_at = dt.datetime.fromisoformat(data["updated_at"])
     if written_at.tzinfo is None:
         written_at = written_at.replace(tzinfo=dt.UTC)
-    source_closed = max(last_ended_month(city.tz, min(written_at, now)), *_months_of(cells))
+    months = {cell.month for cell in cells}
+    source_closed = max(last_ended_month(city.tz, min(written_at, now)), *months)
     # An upsert of the tree's final months: the months this database closed itself and the
     # tree lacks stay as they are; a mirror takes the source's closed months whole (a month
     # it closed itself from its own copy of the data, the source closed empty).
@@ -913,7 +910,7 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
     if mirror:
         kept.filter(month__lte=source_closed).delete()
     else:
-        kept.filter(month__in=_months_of(cells)).delete()
+        kept.filter(month__in=months).delete()
     PriceIndexHistory.objects.bulk_create(cells, batch_size=BATCH)
     closed = max(source_closed, city.price_index_closed_through)
     City.objects.filter(pk=city.pk).update(price_index_closed_through=closed)

@@ -49,7 +49,7 @@ from beers.models import (
 from beers.selectors.catalog import catalog, cities_summary
 from beers.selectors.price_index import month_ends_after, price_index
 from beers.selectors.published import UnixSeconds, published_deals
-from beers.services import price_index_close_months
+from beers.services import price_index_close_months, price_index_close_until
 
 from . import patch, pgcopy, rows
 from .generations import FileInfo, Hashes, prune, publish, read_pointer
@@ -446,8 +446,8 @@ class _Ahead:
 
     FINGERPRINT = "fingerprint"
 
-    def __init__(self, cities: list[City], now: dt.datetime, *, ahead: bool):
-        self.now, self.thread = now, None
+    def __init__(self, cities: list[City], *, ahead: bool):
+        self.thread = None
         self.futures: dict = {}
         if not ahead:
             return
@@ -561,7 +561,7 @@ def _write_tree(
         written: dict[str, int] = {}
         kept = None
         # From here the price index is computed beside the rest, the rows' refresh included.
-        ahead = _Ahead(cities, now, ahead=cached)
+        ahead = _Ahead(cities, ahead=cached)
         try:
             if cached:
                 with tqdm(
@@ -614,6 +614,17 @@ def tree_files(counts: dict) -> list[str]:
     return names + ["index.json"]
 
 
+def _close_index_months(now: dt.datetime) -> None:
+    """Before the export's snapshot, which then reads the months closed: a final month's cells
+    are written as they were when it closed (datasets.md: `final` once the month has ended).
+    A batch job (the whole index, once a month per city), not a live read's 5 s; a city with
+    nothing to close costs no statement beyond the list of cities."""
+    for city in City.objects.filter(active=True):
+        if city.price_index_closed_through < price_index_close_until(city, now):
+            with batch_transaction():
+                price_index_close_months(city=city, now=now)
+
+
 def datasets_export(
     *, directory: Path | None = None, now: dt.datetime | None = None, progress: bool | None = None
 ) -> ExportResult:
@@ -623,12 +634,7 @@ def datasets_export(
     started = time.monotonic()
     now = now or timezone.now()
     bar = _progress_wanted(progress)
-    # Before the export's snapshot, which then reads the months closed: a final month's cells
-    # are written as they were when it closed (datasets.md: `final` once the month has ended).
-    # A batch job (the whole index, once a month per city), not a live read's 5 s.
-    for city in City.objects.filter(active=True):
-        with batch_transaction():
-            price_index_close_months(city=city, now=now)
+    _close_index_months(now)
     with contextlib.ExitStack() as stack:
         if directory is None:
             # Beside the kept copies (datasets.patch): on one file system, they are links.

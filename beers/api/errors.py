@@ -17,13 +17,10 @@ from rest_framework.response import Response
 
 from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError, Issue
+from beers.outage import PoolTimeout
 
 logger = logging.getLogger(__name__)
 
-try:  # the pool raises its own timeout when every connection is busy
-    from psycopg_pool import PoolTimeout
-except ImportError:  # pragma: no cover
-    PoolTimeout = OperationalError
 # A database that does not answer (not a query's own error, as IntegrityError): 503.
 OUTAGE_ERRORS = (OperationalError, InterfaceError, PoolTimeout)
 
@@ -100,8 +97,18 @@ def application_error_response(exc: ApplicationError) -> Response:
 def is_api_path(path: str) -> bool:
     """Under /api/ (and /api itself), however many slashes lead (`//api/v1/…` is an unknown
     path under /api/ too): errors there are JSON ErrorResponses."""
-    path = "/" + path.lstrip("/")
+    path = _one_slash(path)
     return path == "/api" or path.startswith("/api/")
+
+
+def is_staff_path(path: str) -> bool:
+    """Under /api/admin/, the staff endpoints (the admin's session), however many slashes
+    lead."""
+    return _one_slash(path).startswith("/api/admin/")
+
+
+def _one_slash(path: str) -> str:
+    return "/" + path.lstrip("/")
 
 
 ERRORS_LANGUAGE = "en"  # every error message is in English, whatever the query's `lang`

@@ -11,6 +11,7 @@ from .errors import (
     ERRORS_LANGUAGE,
     OUTAGE_ERRORS,
     is_api_path,
+    is_staff_path,
     json_error,
     outage_json,
     suspicious_json,
@@ -71,9 +72,6 @@ def as_error_response(response):
     return converted
 
 
-STAFF_PREFIX = "/api/admin/"
-
-
 def without_cookies(response):
     """An answer that sets no cookie and does not vary by them. A client sending a stale
     `sessionid` or a malformed `csrftoken` got Set-Cookie (a deletion, a fresh CSRF token) and
@@ -102,6 +100,6 @@ class ApiOuterErrorMiddleware(MiddlewareMixin):
         if not is_api_path(request.path):
             return response
         response = as_error_response(response)
-        if ("/" + request.path.lstrip("/")).startswith(STAFF_PREFIX):
+        if is_staff_path(request.path):
             return response
         return without_cookies(response)

@@ -305,7 +305,7 @@ def test_a_final_month_keeps_its_figures_whatever_comes_later(world, monkeypatch
     ended with: a price retired later and a check entered later inside it leave them as
     published (they changed before, and a mirror then disagreed with its source); the open
     month still follows the data."""
-    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 20, 12))
+    _at_clock(monkeypatch, at(2026, 11, 20, 12))
     now = timezone.now()
     # the cells as they are, final once closed (October and before)
     before = [dict(c, final=c["month"] <= "2026-10") for c in price_index(city=world.sp)]
@@ -342,11 +342,11 @@ def test_a_final_month_keeps_its_figures_whatever_comes_later(world, monkeypatch
 def test_a_month_closes_when_it_ends_in_the_city_not_before(world, monkeypatch):
     """Manaus is UTC−4: October ends there at 04:00 UTC on 1 November. A `now` ahead of the
     clock closes nothing the clock has not reached."""
-    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 1, 3, 59))
+    _at_clock(monkeypatch, at(2026, 11, 1, 3, 59))
     # September's four cells (city, format, bairro, brand)
     assert price_index_close_months(city=world.manaus, now=at(2027, 1, 1)) == 4
     assert world.manaus.price_index_closed_through == "2026-09"
-    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 1, 4, 0))
+    _at_clock(monkeypatch, at(2026, 11, 1, 4, 0))
     assert price_index_close_months(city=world.manaus) == 0  # October has no cells
     assert world.manaus.price_index_closed_through == "2026-10"
     world.record_check(
@@ -364,7 +364,7 @@ def test_a_month_closes_when_it_ends_in_the_city_not_before(world, monkeypatch):
 def test_an_export_closes_the_ended_months_of_every_active_city(world, monkeypatch, tmp_path):
     from datasets.services import datasets_export
 
-    monkeypatch.setattr(timezone, "now", lambda: at(2026, 11, 20, 12))
+    _at_clock(monkeypatch, at(2026, 11, 20, 12))
     datasets_export(directory=tmp_path, progress=False)
     through = dict(City.objects.values_list("slug", "price_index_closed_through"))
     assert through == {"sao-paulo": "2026-10", "manaus": "2026-10", "curitiba": ""}
@@ -399,3 +399,19 @@ def test_closing_runs_as_a_batch_and_waits_for_a_city_another_transaction_holds(
             kept = price_index_close_months(city=world.sp, now=at(2026, 11, 20))
         assert time.monotonic() - started >= 0.9 and kept > 0
     assert City.objects.get(pk=world.sp.pk).price_index_closed_through == "2026-10"
+
+
+def test_an_export_closes_each_city_once_a_month_and_then_costs_one_query(
+    world, monkeypatch, django_assert_num_queries
+):
+    """Every export runs the closing: with nothing to close it reads the cities and stops,
+    rather than opening a batch transaction and locking each city row every 5 minutes."""
+    from datasets.services import _close_index_months
+
+    _at_clock(monkeypatch, at(2026, 11, 20, 12))
+    _close_index_months(timezone.now())
+    assert set(
+        City.objects.filter(active=True).values_list("price_index_closed_through", flat=True)
+    ) == {"2026-10"}
+    with django_assert_num_queries(1):  # the active cities
+        _close_index_months(timezone.now())
