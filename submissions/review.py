@@ -102,6 +102,12 @@ def _decide(row, state: str, note: str = "", **fields) -> None:
     row.save()
 
 
+def _credit(payload: dict) -> str:
+    """The name a price credits: the sender's nickname without the spaces around it (a
+    nickname of spaces alone credits nobody, rather than "sent by   ")."""
+    return (payload.get("nickname") or "").strip()
+
+
 def _cents_or_none(value) -> int | None:
     """A couvert (0 to 1000 reais) in cents, half up: R$ 0,004 is 0 cents, unlike a price."""
     return None if value is None else reais_to_cents(value)
@@ -293,7 +299,7 @@ def submission_approve(
         schedules=payload.get("schedules") or [],
         verified_at=_verified_at(submission.city, payload),
         source=CheckSource.SUBMISSION,
-        credit=payload.get("nickname", ""),
+        credit=_credit(payload),
     )
     _decide(submission, ReviewState.APPROVED, deal=deal, venue=venue)
     _notify_submission_later(submission, deal)
@@ -365,7 +371,7 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         source=CheckSource.SUBMISSION,
         price_cents=price_cents(payload["price"]),
         at=seen_at,
-        credit=payload.get("nickname", ""),
+        credit=_credit(payload),
     )
     _decide(submission, ReviewState.MERGED, deal=deal)
     _notify_submission_later(submission, deal)

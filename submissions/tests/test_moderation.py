@@ -197,6 +197,18 @@ def test_approve_a_price_for_a_listed_bar(mod, moderator, world, api, writes_ope
     assert "aprovado" in entry.get_change_message()
 
 
+def test_a_nickname_is_credited_trimmed_and_spaces_alone_credit_nobody(
+    mod, world, api, writes_open
+):
+    sub = submit(api, world, price=7.5, nickname="  Lu  ")
+    decide(mod, sub, decision="approve")
+    sub.refresh_from_db()
+    assert sub.deal.credit == "Lu"
+    sub = submit(api, world, price=8.5, nickname="   ", notes="outra")
+    decide(mod, sub, decision="merge", deal=sub.deal_id or world.deal.pk)
+    assert Deal.objects.get(pk=world.deal.pk).credit == ""
+
+
 def test_approve_a_new_bar_places_it_in_its_bairro_with_schedules(
     mod, world, hood, api, writes_open
 ):
