@@ -443,15 +443,8 @@ class Deal(models.Model):
 
     def save(self, *args, **kwargs):
         """The brand of a price with a known beer is that beer's brand, none for a beer without
-        one (datasets.md: "the beer's brand, or the brand alone when the beer is unknown").
-        Its times are kept in whole seconds, as the datasets write them: the ranking's "most
-        recently verified first" is then the same read from deals.json (two prices checked
-        0.04 s apart ranked one way live and the other way from the file, by id)."""
+        one (datasets.md: "the beer's brand, or the brand alone when the beer is unknown")."""
         fields = kwargs.get("update_fields")
-        for name in ("verified_at", "created_at"):
-            value = getattr(self, name)
-            if value is not None and value.microsecond and (fields is None or name in fields):
-                setattr(self, name, value.replace(microsecond=0))
         touched = fields is None or bool({"beer", "beer_id", "brand", "brand_id"} & set(fields))
         if self.beer_id is not None and touched:
             if Deal.beer.is_cached(self):

@@ -103,8 +103,7 @@ def deal_create(
     credit: str = "",
 ) -> Deal:
     """Create a price and its first check."""
-    # whole seconds, as Deal.save keeps the price's: its last check states the same instant
-    verified_at = (verified_at or timezone.now()).replace(microsecond=0)
+    verified_at = verified_at or timezone.now()
     if beer is not None and brand is None:
         brand = beer.brand
     deal = Deal.objects.create(
@@ -152,7 +151,7 @@ def deal_record_check(
     of confirmations again (those confirmed the old one) and is credited to `credit` alone
     (the nickname of whoever sent it, else nobody: the earlier sender did not send this
     amount); a check with a nickname credits it whatever the amount."""
-    at = (at or timezone.now()).replace(microsecond=0)  # as Deal.save keeps verified_at
+    at = at or timezone.now()
     observed = deal.price_cents if price_cents is None else price_cents
     if deal.verified_at is None or at >= deal.verified_at:
         fields = ["price_cents", "verified_at"]

@@ -1,21 +1,19 @@
 """The ranking selectors against a plain reference implementation on generated data."""
 
 import datetime as dt
-import importlib
 import math
 from decimal import Decimal
 from fractions import Fraction
 
 import pytest
-from django.apps import apps as django_apps
 from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, Venue
+from beers.models import Beer, Brand, City, Format, Neighbourhood, Venue
 from beers.selectors import ranking
 from beers.selectors.queries import CheapestQuery, SearchQuery
-from beers.services import deal_create, deal_record_check
+from beers.services import deal_create
 
 pytestmark = pytest.mark.django_db
 
@@ -357,46 +355,3 @@ def test_age_rules_use_city_local_dates():
     assert by_id[made[90]]["possibly_out_of_date"] is False
     assert by_id[made[91]]["possibly_out_of_date"] is True
     assert by_id[made[180]]["verified_on"] == "2026-05-27"
-
-
-def test_prices_checked_in_the_same_second_tie_by_id_as_their_files_do():
-    """deals.json gives `verified_at` in whole seconds: two prices checked 0.4 s apart ranked
-    newest first live and by id from the file. Their times are kept in whole seconds, so the
-    live ranking and one rebuilt from the file agree."""
-    formats, _, _ = _catalog()
-    city, _ = _city("sao-paulo")
-    now = dt.datetime(2026, 11, 23, 12, 0, tzinfo=city.tz)
-    venue = Venue.objects.create(
-        city=city, slug="v", name="V", kind="bar", lat=city.lat, lng=city.lng
-    )
-    first, second = (
-        deal_create(
-            venue=venue,
-            format=formats["lata_350"],
-            price_cents=500,
-            verified_at=now.replace(microsecond=micro),
-        )
-        for micro in (100_000, 500_000)
-    )
-    got = ranking.search(SearchQuery(city=city.slug), now=now + dt.timedelta(minutes=1)).data
-    assert [d["id"] for d in got["deals"]] == [first.id, second.id]
-    deal_record_check(deal=first, source="confirmation", at=now.replace(microsecond=900_000))
-    times = Deal.objects.filter(venue=venue).values_list("verified_at", "created_at")
-    assert {t.microsecond for pair in times for t in pair} == {0}
-    assert Deal.objects.get(pk=first.pk).verified_at == now
-
-
-def test_the_migration_puts_stored_times_in_whole_seconds():
-    formats, _, _ = _catalog()
-    city, _ = _city("manaus")
-    venue = Venue.objects.create(
-        city=city, slug="v", name="V", kind="bar", lat=city.lat, lng=city.lng
-    )
-    at = dt.datetime(2026, 5, 31, 23, 59, 59, tzinfo=city.tz)
-    deal = deal_create(venue=venue, format=formats["lata_350"], price_cents=500, verified_at=at)
-    Deal.objects.filter(pk=deal.pk).update(  # as stored before Deal.save kept whole seconds
-        verified_at=at.replace(microsecond=999_999), created_at=at.replace(microsecond=1)
-    )
-    migration = importlib.import_module("beers.migrations.0010_deal_times_in_whole_seconds")
-    migration.to_whole_seconds(django_apps, None)
-    assert Deal.objects.values_list("verified_at", "created_at").get(pk=deal.pk) == (at, at)
