@@ -18,7 +18,7 @@ def check_settings() -> None:
     while the server started and `manage.py check` was content."""
     from django.conf import settings
 
-    from .clients import _trusted_networks
+    from .clients import trusted_networks
     from .counters import parse_rate
 
     for name in RATE_SETTINGS:
@@ -27,7 +27,7 @@ def check_settings() -> None:
         except ValueError as exc:
             raise ImproperlyConfigured(f"{name}: {exc}") from None
     try:
-        _trusted_networks(tuple(settings.TRUSTED_PROXY_CIDRS))  # as each request reads them
+        trusted_networks(tuple(settings.TRUSTED_PROXY_CIDRS))  # as each request reads them
     except ValueError as exc:
         raise ImproperlyConfigured(
             f"TRUSTED_PROXY_CIDRS: {exc} (an address or a network, CIDR)"

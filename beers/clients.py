@@ -11,7 +11,9 @@ from django.utils.decorators import sync_and_async_middleware
 
 
 @lru_cache(maxsize=8)
-def _trusted_networks(cidrs: tuple[str, ...]):
+def trusted_networks(cidrs: tuple[str, ...]):
+    """TRUSTED_PROXY_CIDRS as networks (blank entries skipped); ValueError on a malformed one
+    (beers.apps checks them at start-up with this same parser)."""
     return tuple(ipaddress.ip_network(c.strip(), strict=False) for c in cidrs if c.strip())
 
 
@@ -22,7 +24,7 @@ def _is_trusted(addr: str) -> bool:
         return False
     if ip.version == 6 and ip.ipv4_mapped is not None:  # an IPv4 peer on a dual-stack socket
         ip = ip.ipv4_mapped
-    return any(ip in net for net in _trusted_networks(tuple(settings.TRUSTED_PROXY_CIDRS)))
+    return any(ip in net for net in trusted_networks(tuple(settings.TRUSTED_PROXY_CIDRS)))
 
 
 def _valid_ip(value: str) -> str | None:

@@ -11,7 +11,7 @@ cache, 3 s for the database pool), so after a failure the callers skip it for a 
 import logging
 import time
 
-from django.db import DatabaseError
+from django.db import DatabaseError, InterfaceError, OperationalError
 
 logger = logging.getLogger(__name__)
 
@@ -19,8 +19,12 @@ try:  # the pool raises its own timeout when every connection is busy
     from psycopg_pool import PoolTimeout
 except ImportError:  # pragma: no cover
     PoolTimeout = DatabaseError
-# What a database that does not answer (or a query it refused) raises.
+# What a database that does not answer (or a query it refused) raises: a live read answers
+# both with its degraded 503.
 DATABASE_ERRORS = (DatabaseError, PoolTimeout)
+# A database that does not answer, not a query's own error (IntegrityError, a bug): an
+# endpoint without an outage answer of its own says 503 `unavailable` (beers.api.errors).
+OUTAGE_ERRORS = (OperationalError, InterfaceError, PoolTimeout)
 
 
 class StoreDown(Exception):

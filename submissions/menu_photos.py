@@ -137,18 +137,21 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
         if draft.notes:
             continue  # the reader's own doubts (no format, no beer or brand, an offer)
         draft.format = formats[draft.format_id]
+        same, note = None, ""
         if not within_hard_bounds(draft.price_cents, draft.format):
             note = "outside the hard bounds"
         elif len(amounts[_price_key(draft)]) > 1:
             note = "the menu shows several amounts for this beer and format"
-        elif draft.beer_id is None and _same_prices(draft).count() > 1:
-            note = "the bar has several prices this beer could be"
         else:
-            _approve(draft)
-            approved += 1
+            same, ambiguous = _same_price(draft)
+            if ambiguous:
+                note = "the bar has several prices this beer could be"
+        if note:
+            draft.decision_note = note
+            draft.save(update_fields=["decision_note"])
             continue
-        draft.decision_note = note
-        draft.save(update_fields=["decision_note"])
+        _approve(draft, same)
+        approved += 1
     return approved
 
 
@@ -178,19 +181,20 @@ def _same_prices(draft: MenuDraft) -> QuerySet[Deal]:
     )
 
 
-def _approve(draft: MenuDraft, *, by_person: bool = False) -> Deal:
-    """The draft as a check of the bar's same price, else as a new price. A draft naming no
-    beer is a check only of the one price it can be; one a moderator approves, only at that
-    price's amount (an IPA after the Pilsen of the same menu is another price, not the
-    Pilsen's new amount)."""
+def _same_price(draft: MenuDraft) -> tuple[Deal | None, bool]:
+    """(the bar's price the draft is a check of, or None: a new price; whether it is
+    ambiguous). A draft naming its beer checks the newest of its same prices; one naming no
+    beer only the one price it can be: with two or more, which one is a person's call (one
+    query)."""
     same = _same_prices(draft)
-    if draft.beer_id is None:
-        candidates = list(same[:2])
-        same = candidates[0] if len(candidates) == 1 else None
-        if by_person and same is not None and same.price_cents != draft.price_cents:
-            same = None
-    else:
-        same = same.first()
+    if draft.beer_id is not None:
+        return same.first(), False
+    candidates = list(same[:2])
+    return (candidates[0] if len(candidates) == 1 else None), len(candidates) > 1
+
+
+def _approve(draft: MenuDraft, same: Deal | None) -> Deal:
+    """The draft as a check of `same` (_same_price), else as a new price."""
     if same is not None:
         deal = deal_record_check(
             deal=same, source=CheckSource.MENU_PHOTO, price_cents=draft.price_cents
@@ -217,7 +221,12 @@ def menu_draft_approve(*, draft_id: int) -> Deal:
         raise ReviewError(_("Sem formato: cadastre o preço à mão."))
     if draft.price_cents > PRICE_MAX_CENTS:
         raise ReviewError(_("Preço acima de R$ 10.000."))
-    deal = _approve(draft, by_person=True)
+    same, _ambiguous = _same_price(draft)  # ambiguous: None, approved as a new price
+    if draft.beer_id is None and same is not None and same.price_cents != draft.price_cents:
+        # A beer without a name at another amount is another price, not a new amount of the
+        # bar's one (an IPA after the Pilsen of the same menu).
+        same = None
+    deal = _approve(draft, same)
     datasets_schedule_export()
     return deal
 

@@ -10,19 +10,15 @@ from django.core.exceptions import (
     TooManyFieldsSent,
     TooManyFilesSent,
 )
-from django.db import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
 from rest_framework.response import Response
 
 from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError, Issue
-from beers.outage import PoolTimeout
+from beers.outage import OUTAGE_ERRORS
 
 logger = logging.getLogger(__name__)
-
-# A database that does not answer (not a query's own error, as IntegrityError): 503.
-OUTAGE_ERRORS = (OperationalError, InterfaceError, PoolTimeout)
 
 STATUS_CODES = {
     400: "invalid_request",

@@ -7,9 +7,10 @@ from django.core.exceptions import SuspiciousOperation
 from django.utils import translation
 from django.utils.deprecation import MiddlewareMixin
 
+from beers.outage import OUTAGE_ERRORS
+
 from .errors import (
     ERRORS_LANGUAGE,
-    OUTAGE_ERRORS,
     is_api_path,
     is_staff_path,
     json_error,
