@@ -18,9 +18,10 @@ import orjson
 from django.conf import settings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
+from starlette.requests import Request
 
 from beers.answers import DATASETS_INDEX
 from beers.clients import address_hash, client_ip_from_meta
@@ -381,17 +382,34 @@ class McpMount:
         self.app = self._build()
 
     def _build(self):
+        security = transport_security(list(settings.ALLOWED_HOSTS))
+        self.guard = TransportSecurityMiddleware(security)
         return self.server.streamable_http_app(
             streamable_http_path="/mcp",
             stateless_http=True,
             json_response=True,
-            transport_security=transport_security(list(settings.ALLOWED_HOSTS)),
+            transport_security=security,
         )
+
+    async def _refused(self, scope, receive, send) -> bool:
+        """The SDK's Host, Origin and Content-Type checks, before anything reads the body: a
+        page of a refused origin got "invalid request" (400) for a malformed body, and its
+        requests counted against the address's rate, instead of 403."""
+        refusal = await self.guard.validate_request(Request(scope), is_post=True)
+        if refusal is None:
+            return False
+        errors = _JsonErrors(send)
+        await refusal(scope, receive, errors)
+        await errors.flush()
+        return True
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
             if scope["method"] != "POST":
                 await _only_post(send)
+                return
+            scope = _case_folded(scope)
+            if await self._refused(scope, receive, send):
                 return
             declared = _declared_length(scope)
             if declared is not None and declared > BODY_PEEK_LIMIT:
@@ -425,7 +443,6 @@ class McpMount:
                 await _bad_arguments(send, request_id)
                 return
             receive = _replay(messages, receive)
-            scope = _case_folded(scope)
             send = _JsonErrors(send)
             try:
                 await self.app(scope, receive, send)

@@ -41,6 +41,7 @@ from beers.services import (
     venue_close,
     venue_create,
 )
+from beers.text import trimmed
 from datasets.services import datasets_schedule_export
 
 from .models import (
@@ -103,9 +104,10 @@ def _decide(row, state: str, note: str = "", **fields) -> None:
 
 
 def _credit(payload: dict) -> str:
-    """The name a price credits: the sender's nickname without the spaces around it (a
-    nickname of spaces alone credits nobody, rather than "sent by   ")."""
-    return (payload.get("nickname") or "").strip()
+    """The name a price credits: the sender's nickname without the spaces or invisible
+    characters around it (a nickname of spaces or zero-width spaces alone credits nobody,
+    rather than "sent by   ")."""
+    return trimmed(payload.get("nickname") or "")
 
 
 def _cents_or_none(value) -> int | None:

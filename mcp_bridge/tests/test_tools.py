@@ -491,6 +491,30 @@ def test_the_sdks_refusals_are_json_rpc_errors(live, api, headers, status, words
     assert error["code"] == -32600 and words in error["message"]
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"[]",
+        b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}',
+        b"not json",
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"catalog","arguments":3}}',
+        b'{"x":"' + b"a" * (5 << 20) + b'"}',
+    ],
+    ids=["batch", "null id", "not json", "bad arguments", "over 4 MB"],
+)
+def test_a_refused_host_or_origin_is_refused_whatever_the_body(live, api, body):
+    """The Host and Origin checks come first: a malformed body from a refused origin got our
+    400 "invalid request" (or 413, or a tool error), which told a foreign page more than 403."""
+    for headers, status, words in (
+        ({"Origin": "https://evil.example"}, 403, "Origin"),
+        ({"Host": "evil.example"}, 421, "Host"),
+    ):
+        refused = api.post("/mcp", content=body, headers={**HEADERS, **headers})
+        assert refused.status_code == status, headers
+        assert refused.headers["content-type"] == "application/json"
+        assert words in refused.json()["error"]["message"]
+
+
 def test_nesting_past_the_parsers_depth_is_a_parse_error_not_a_crash(live, api):
     """orjson stops at 1024 levels and json's fallback raised RecursionError: a 500 in plain
     text for a 2 KB body."""
@@ -589,17 +613,24 @@ def _asgi_run(app_behaviour) -> list[dict]:
     """The messages McpMount sends when the SDK's app behaves as given (after our checks)."""
     import asyncio
 
-    from mcp_bridge.server import McpMount
+    from mcp.server.transport_security import TransportSecurityMiddleware
+
+    from mcp_bridge.server import McpMount, transport_security
 
     sent: list[dict] = []
     mount = McpMount.__new__(McpMount)
     mount.app = app_behaviour
+    mount.guard = TransportSecurityMiddleware(transport_security(["localhost"]))
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
     scope = {
         "type": "http",
         "method": "POST",
         "path": "/mcp",
-        "headers": [(b"host", b"localhost"), (b"content-length", str(len(body)).encode())],
+        "headers": [
+            (b"host", b"localhost"),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
         "client": ("127.0.0.1", 5000),
     }
     messages = [{"type": "http.request", "body": body, "more_body": False}]

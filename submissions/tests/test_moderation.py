@@ -209,6 +209,25 @@ def test_a_nickname_is_credited_trimmed_and_spaces_alone_credit_nobody(
     assert Deal.objects.get(pk=world.deal.pk).credit == ""
 
 
+@pytest.mark.parametrize(
+    ("nickname", "credit"),
+    [
+        ("\u200b\u200b", ""),  # zero-width spaces
+        ("\u3164\u3164", ""),  # Hangul fillers
+        ("\u2060\ufeff\u200e", ""),  # word joiner, BOM, direction mark
+        ("\u200bLu\u00a0", "Lu"),
+        ("Zé\u200dMaria", "Zé\u200dMaria"),  # a joiner between letters stays
+    ],
+)
+def test_a_nickname_that_prints_as_nothing_credits_nobody(
+    mod, world, api, writes_open, nickname, credit
+):
+    sub = submit(api, world, price=7.5, nickname=nickname)
+    decide(mod, sub, decision="approve")
+    sub.refresh_from_db()
+    assert sub.deal.credit == credit
+
+
 def test_approve_a_new_bar_places_it_in_its_bairro_with_schedules(
     mod, world, hood, api, writes_open
 ):
