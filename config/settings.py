@@ -291,7 +291,7 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-CORS_URLS_REGEX = r"^/api(/.*)?$"
+CORS_URLS_REGEX = r"(?s)^/api(/.*)?\Z"
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
 # A page revalidating a dataset file by hand sends If-None-Match (and If-Modified-Since): the

@@ -375,9 +375,11 @@ def test_on_a_phone_every_price_shows_whole_with_its_per_litre_and_age(
     live_server, world, settings
 ):
     """375 px wide: nothing to scroll sideways, and the figures that were cut off (the price
-    per litre) or hidden (the checked date and its out-of-date flag) are on screen."""
+    per litre) or hidden (the checked date and its out-of-date flag) are on screen. A bar's
+    longest handle (30 characters, no break in it) widened its details to 418 px."""
     from playwright.sync_api import expect
 
+    Venue.objects.filter(pk=world["ze"].pk).update(instagram="boteco_da_praca_da_liberdade_1")
     with browser_page(settings, 375) as (page, artifacts):
         for path in ("/sao-paulo", "/sao-paulo/boteco-do-ze", "/en/sao-paulo"):
             page.goto(f"{live_server.url}{path}")
@@ -459,6 +461,7 @@ def test_api_docs_need_no_outside_host(client):
     html = text(client.get("/api/v1/docs"))
     assert "/static/drf_spectacular_sidecar/redoc/" in html
     assert "https://" not in html
+    assert '<html lang="en">' in html and '<redoc spec-url="/api/v1/openapi.json">' in html
 
 
 # --- degraded mode ----------------------------------------------------------------------------
