@@ -66,6 +66,16 @@ def lead_opt_out(*, lead_id: int) -> bool:
     (a confirmation is already owed or sent). True only for the one call that made the move:
     a conditional UPDATE, so concurrent opt-outs cannot both win (on PostgreSQL the second
     waits for the row lock, then finds the condition false)."""
+    # The person's leads (this one, and those sharing its address) are locked first, in id
+    # order: two opt-outs of sibling leads took their locks in opposite orders, and one of them
+    # deadlocked (a 503 to a valid token). An invalid token (0) locks nothing, the same way.
+    same_address = Lead.objects.filter(id=lead_id).exclude(email_index="").values("email_index")
+    list(
+        Lead.objects.filter(Q(id=lead_id) | Q(email_index__in=same_address))
+        .select_for_update()
+        .order_by("id")
+        .values_list("id", flat=True)
+    )
     moved = (
         Lead.objects.filter(id=lead_id)
         .filter(

@@ -373,7 +373,11 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
                     messages.ERROR,
                 )
                 return False
-            kwargs = {"create_venue": choice == "new"}
+            seen = request.POST.get("twins_seen", "").split(",")
+            kwargs = {
+                "create_venue": choice == "new",
+                "twins_seen": {int(pk) for pk in seen if pk.isdigit()},
+            }
             if choice.isdigit():
                 kwargs["venue_id"] = int(choice)
             try:

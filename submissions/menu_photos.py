@@ -25,7 +25,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from beers.models import PRICE_MAX_CENTS, Beer, Brand, CheckSource, Deal, Format
+from beers.models import PRICE_MAX_CENTS, Beer, Brand, CheckSource, Deal, Format, Venue
 from beers.selectors.published import published_deals
 from beers.services import deal_create, deal_record_check
 from beers.text import name_key
@@ -124,6 +124,7 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
     """The automated reviewer, on a trusted upload's drafts: approves those it may (module
     docstring); returns how many. The others stay pending, with the reason noted."""
     approved = 0
+    _lock_bar(upload.venue_id)
     formats = Format.objects.in_bulk({d.format_id for d in drafts if d.format_id})
     # The amounts the menu shows for each beer (or brand, or neither) and format: two amounts
     # are two beers the reader could not tell apart (a Pilsen and an IPA the catalogue lacks,
@@ -181,6 +182,13 @@ def _same_prices(draft: MenuDraft) -> QuerySet[Deal]:
     )
 
 
+def _lock_bar(venue_id: int) -> None:
+    """Lets one transaction at a time find the bar's same prices and add to them (held until
+    commit): two trusted uploads read at once, or two moderators approving drafts of one line,
+    each found no price and each created it (two equal prices in 2 of 3 runs)."""
+    Venue.objects.select_for_update(no_key=True).filter(pk=venue_id).first()
+
+
 def _same_price(draft: MenuDraft) -> tuple[Deal | None, bool]:
     """(the bar's price the draft is a check of, or None: a new price; whether it is
     ambiguous). A draft naming its beer checks the newest of its same prices; one naming no
@@ -221,6 +229,7 @@ def menu_draft_approve(*, draft_id: int) -> Deal:
         raise ReviewError(_("Sem formato: cadastre o preço à mão."))
     if draft.price_cents > PRICE_MAX_CENTS:
         raise ReviewError(_("Preço acima de R$ 10.000."))
+    _lock_bar(draft.venue_id)
     same, _ambiguous = _same_price(draft)  # ambiguous: None, approved as a new price
     if draft.beer_id is None and same is not None and same.price_cents != draft.price_cents:
         # A beer without a name at another amount is another price, not a new amount of the

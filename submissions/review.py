@@ -11,6 +11,7 @@ nothing to tell (rejection).
 import datetime as dt
 import logging
 import zoneinfo
+from collections.abc import Collection
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -161,7 +162,9 @@ def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
     )
 
 
-def _venue_for(submission: PriceSubmission, venue_id: int | None, create_venue: bool) -> Venue:
+def _venue_for(
+    submission: PriceSubmission, venue_id: int | None, create_venue: bool, twins_seen: set[int]
+) -> Venue:
     payload = submission.payload
     if venue_id is not None:
         venue = Venue.objects.filter(pk=venue_id, city_id=submission.city_id).first()
@@ -173,10 +176,13 @@ def _venue_for(submission: PriceSubmission, venue_id: int | None, create_venue: 
         raise ReviewError(_("O bar deste envio não existe mais; escolha um bar."))
     else:
         new = submission_new_venue(submission)
-        if not create_venue:
-            twins = submission_twins(submission)
-            if twins:
-                raise TwinsFound(twins)
+        # One new bar at a time in a city: two approvals at once both found no twin, and both
+        # bars were listed (or both took one slug: a 500). A bar listed since the moderator
+        # saw the page (twins_seen) is offered first: "a new bar" was said of the others.
+        City.objects.select_for_update(no_key=True).filter(pk=submission.city_id).first()
+        twins = submission_twins(submission)
+        if twins and not (create_venue and {twin.pk for twin in twins} <= twins_seen):
+            raise TwinsFound(twins)
         try:
             return venue_create(
                 city=submission.city,
@@ -273,15 +279,20 @@ def _queue(task, *args) -> int:
 
 @transaction.atomic
 def submission_approve(
-    *, submission_id: int, venue_id: int | None = None, create_venue: bool = False
+    *,
+    submission_id: int,
+    venue_id: int | None = None,
+    create_venue: bool = False,
+    twins_seen: Collection[int] = (),
 ) -> Deal:
     """The price goes live: its bar (listed, chosen, or created and placed in its bairro), its
     beer or brand, the price with its schedules and a first check; the sender's nickname is
     credited. A new bar that looks like a listed one raises TwinsFound unless the moderator
-    chose a bar (`venue_id`) or confirmed a new one (`create_venue`)."""
+    chose a bar (`venue_id`) or confirmed a new one (`create_venue`) having seen every such
+    bar (`twins_seen`: the ids the review page offered)."""
     submission = _lock_pending(PriceSubmission, submission_id)
     payload = submission.payload
-    venue = _venue_for(submission, venue_id, create_venue)
+    venue = _venue_for(submission, venue_id, create_venue, set(twins_seen))
     beer, brand = beer_for_name(payload.get("beer"))
     deal = deal_create(
         venue=venue,
@@ -567,11 +578,14 @@ def report_close_venue(*, report_id: int) -> Venue:
 
 @transaction.atomic
 def report_hide_deal(*, report_id: int) -> Deal:
-    """The reported price is wrong and nobody knows the right one: out of the rankings."""
+    """The reported price is wrong and nobody knows the right one: out of the rankings. The
+    price is locked before its report, as deal_correct locks them: in the other order the two
+    moderators' decisions deadlocked (a 500 for one of them)."""
+    deal_id = Report.objects.filter(pk=report_id).values_list("deal_id", flat=True).first()
+    deal = _lock_deal(deal_id) if deal_id is not None else None
     report = _lock_pending(Report, report_id)
-    if report.deal_id is None:
+    if deal is None:
         raise ReviewError(_("Nenhum preço ligado a este relato."))
-    deal = Deal.objects.select_for_update().get(pk=report.deal_id)
     _close_disputes(deal, ReviewState.APPROVED)
     deal_set_standing(deal=deal, status=DealStatus.RETIRED)
     _decide(report, ReviewState.RESOLVED, _("preço retirado"))

@@ -326,6 +326,28 @@ def test_a_new_bar_near_a_listed_one_with_a_similar_name_offers_the_listed_one(
     assert PriceSubmission.objects.get(pk=sub.pk).deal.venue == world.venue
 
 
+def test_a_bar_listed_after_the_page_was_opened_is_offered_before_a_new_one(
+    mod, world, api, writes_open
+):
+    """A page opened before the twin existed said "new" with no choice to make: the approval
+    then listed the bar a second time (boteco-sequencial and boteco-sequencial-2)."""
+    new = {"name": "Boteco Sequencial", "lat": -23.58, "lng": -46.66, "kind": "bar"}
+    first = submit(api, world, venue={"new": {**new, "on_site": True}})
+    page = mod.get(review_url(first)).content.decode()
+    assert 'name="twins_seen" value=""' in page and "Já existe" not in page
+    second = submit(api, world, venue={"new": {**new, "on_site": True}}, price=10.5)
+    decide(mod, second, decision="approve", venue="new", twins_seen="")
+    listed = Venue.objects.get(name="Boteco Sequencial")
+    # The first page, sent as it was: the bar listed meanwhile is offered, nothing is created.
+    response = decide(mod, first, decision="approve", venue="new", twins_seen="")
+    assert response.status_code == 302 and response.url == review_url(first)
+    assert PriceSubmission.objects.get(pk=first.pk).state == ReviewState.PENDING
+    assert f'value="{listed.pk}"' in mod.get(review_url(first)).content.decode()
+    # Having seen it, the moderator may still say it is another bar.
+    decide(mod, first, decision="approve", venue="new", twins_seen=str(listed.pk))
+    assert Venue.objects.filter(name="Boteco Sequencial").count() == 2
+
+
 def test_a_far_away_bar_with_the_same_name_is_not_a_twin(mod, world, api, writes_open):
     sub = submit(
         api,
