@@ -7,6 +7,7 @@ contacts are shown only on a row's own page, never in lists.
 """
 
 import datetime as dt
+from decimal import Decimal, InvalidOperation
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
@@ -23,7 +24,7 @@ from django.utils.translation import ngettext
 
 from beers import labels
 from beers.admin import DealPriceColumns, brl
-from beers.models import City, Deal, DealStatus
+from beers.models import PRICE_MAX_CENTS, City, Deal, DealStatus
 from beers.selectors.price_index import median_per_litre_by_format
 
 from . import menu_photos, review
@@ -757,10 +758,8 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
         )
         report_id = request.GET.get("report") or request.POST.get("report") or ""
         if request.method == "POST":
-            raw = (request.POST.get("price") or "").replace(",", ".").strip()
-            try:
-                cents = price_cents(float(raw))
-            except ValueError:
+            cents = _amount_cents(request.POST.get("price") or "")
+            if cents is None:
                 self.message_user(request, _("Preço inválido."), messages.ERROR)
                 return HttpResponseRedirect(request.get_full_path())
             try:
@@ -785,6 +784,19 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
             "suggested": self.suggested(deal),
         }
         return TemplateResponse(request, "admin/submissions/correct_deal.html", context)
+
+
+def _amount_cents(raw: str) -> int | None:
+    """A moderator's amount in reais ("9,90" or "9.90") in cents, or None unless it is a number
+    above zero ("-1" became R$ 0,01 and "inf" a 500). One above R$ 10.000 stays above it, for
+    deal_correct to refuse with the bounds."""
+    try:
+        value = Decimal(raw.replace(",", ".").strip())
+    except InvalidOperation:
+        return None
+    if not value.is_finite() or value <= 0:
+        return None
+    return price_cents(value) if value * 100 <= PRICE_MAX_CENTS else PRICE_MAX_CENTS + 1
 
 
 @admin.register(MenuPhotoUpload)

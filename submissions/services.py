@@ -379,8 +379,9 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
 
 
 def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
-    """Delete bar-owner and menu-photo contacts older than 90 days, the e-mails of decided
-    submissions and city requests that no notification took away within NOTIFY_GRACE (a relay
+    """Delete bar-owner and menu-photo contacts older than 90 days, the e-mails of submissions
+    left unreviewed that long, those of decided submissions and city requests that no
+    notification took away within NOTIFY_GRACE (a relay
     that refused the address for good, a price deleted meanwhile; a price whose validity begins
     later keeps its sender's until NOTIFY_GRACE after it began), and menu photos older than a week
     that were never read (their upload is marked expired)."""
@@ -392,10 +393,13 @@ def contacts_purge(*, now: dt.datetime | None = None) -> dict[str, int]:
     # A price approved before its validity begins: its sender is told on that day
     # (review.submissions_notify_due), and the grace covers that message's retries.
     not_yet_told = models.Q(deal__valid_from__gte=(now - NOTIFY_GRACE).date())
+    # A price nobody reviewed in 90 days will not be told live: its sender's e-mail goes with
+    # the other contacts (a city request waits for its city, which is what it asks to hear).
+    unreviewed = models.Q(state=ReviewState.PENDING, created_at__lt=contact_cutoff)
     counts = {
-        "submission_emails": PriceSubmission.objects.filter(decided)
-        .exclude(not_yet_told)
-        .update(email=None, email_index=""),
+        "submission_emails": PriceSubmission.objects.filter(
+            (decided & ~not_yet_told) | unreviewed, email__isnull=False
+        ).update(email=None, email_index=""),
         "city_request_emails": CityRequest.objects.filter(decided).update(
             email=None, email_index=""
         ),

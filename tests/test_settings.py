@@ -60,19 +60,30 @@ def test_a_malformed_rate_or_proxy_stops_the_start():
     assert _manage("check", DEBUG="1", TRUSTED_PROXY_CIDRS="10.0.0.0/8, ").returncode == 0
 
 
+def _check_deploy(**env):
+    production = {
+        "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
+        "SECURE_SSL_REDIRECT": "true",
+        "ALLOWED_HOSTS": "breja.example",
+        "FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+    }
+    return _manage("check", "--deploy", "--fail-level", "WARNING", **{**production, **env})
+
+
 def test_check_deploy_is_clean_with_production_settings():
-    result = _manage(
-        "check",
-        "--deploy",
-        "--fail-level",
-        "WARNING",
-        DJANGO_SECRET_KEY=secrets.token_urlsafe(50),
-        SECURE_SSL_REDIRECT="true",
-        ALLOWED_HOSTS="breja.example",
-        FIELD_ENCRYPTION_KEYS=Fernet.generate_key().decode(),
+    result = _check_deploy(
+        ADDRESS_HASH_KEY=secrets.token_urlsafe(50), OUTREACH_SECRET=secrets.token_urlsafe(50)
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_check_deploy_warns_while_the_opt_out_keys_follow_the_secret_key():
+    """Rotating DJANGO_SECRET_KEY then forgot who opted out (privacy audit: a lead added at an
+    opted-out address was invited, an old opt-out link did nothing)."""
+    result = _check_deploy(OUTREACH_SECRET=secrets.token_urlsafe(50))
+    assert result.returncode != 0
+    assert "outreach.W001" in result.stderr and "ADDRESS_HASH_KEY follow" in result.stderr
 
 
 def test_the_html_500_page_names_its_language_and_title():

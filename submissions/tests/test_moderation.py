@@ -860,6 +860,30 @@ def test_a_disputed_price_is_corrected_to_the_suggested_amount(mod, world, api, 
     assert [d["price_brl"] for d in search(Client()) if d["venue"] == "Bar do Zé"] == [14.0]
 
 
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("-1", "Preço inválido"),
+        ("0", "Preço inválido"),
+        ("inf", "Preço inválido"),
+        ("nan", "Preço inválido"),
+        ("1e400", "fora dos limites"),
+        ("10000,01", "fora dos limites"),
+        ("abc", "Preço inválido"),
+    ],
+)
+def test_a_correction_takes_only_an_amount_above_zero(mod, world, api, writes_open, typed, words):
+    """'-1' was published as R$ 0,01, and 'inf' or '1e400' answered 500."""
+    dispute_three_times(api, world.deal, price=14.0)
+    url = reverse("admin:submissions_disputeddeal_correct", args=[world.deal.pk])
+    answer = mod.post(url, {"price": typed}, follow=True)
+    assert answer.status_code == 200 and words in answer.content.decode()
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.status, deal.price_cents) == ("suspended", 1290)
+    mod.post(url, {"price": "10000,00"})
+    assert Deal.objects.get(pk=world.deal.pk).price_cents == 1_000_000
+
+
 # --- the datasets -----------------------------------------------------------------------------
 
 

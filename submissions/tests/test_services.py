@@ -271,7 +271,8 @@ def test_seconds_to_midnight_counts_real_seconds_across_a_clock_change(settings)
 @pytest.mark.django_db
 def test_contacts_purge_deletes_emails_no_notification_took_away(world):
     """The 'it's live' e-mail deletes the address once sent; when it never goes out (a relay
-    refusing the address for good), the address goes 3 days after the decision."""
+    refusing the address for good), the address goes 3 days after the decision, or 90 days
+    after a price was sent when nobody reviewed it (it was kept for ever)."""
     now = timezone.now()
     rows = []
     for n, (state, decided_hours_ago) in enumerate(
@@ -300,8 +301,26 @@ def test_contacts_purge_deletes_emails_no_notification_took_away(world):
         email="viu@example.com",
         email_index="x",
     )
+    waiting = [
+        PriceSubmission.objects.create(
+            address_hash=A,
+            body_fingerprint=f"w{days}",
+            city=world.city,
+            format=world.deal.format,
+            payload={},
+            created_at=now - dt.timedelta(days=days),
+            email=f"espera{days}@example.com",
+            email_index="x",
+        )
+        for days in (91, 89)
+    ]
     counts = services.contacts_purge(now=now)
-    assert counts["city_request_emails"] == 3 and counts["submission_emails"] == 1
+    assert counts["city_request_emails"] == 3 and counts["submission_emails"] == 2
+    # unreviewed for 91 days: nobody will be told; 89 days: still waiting for a moderator
+    assert [PriceSubmission.objects.get(pk=w.pk).email for w in waiting] == [
+        None,
+        "espera89@example.com",
+    ]
     emails = {r.pk: CityRequest.objects.get(pk=r.pk).email for r in rows}
     assert [emails[r.pk] for r in rows] == [
         None,
