@@ -47,8 +47,7 @@ def ensure_live() -> None:
     state = degraded.switch_state()
     if state is not None:
         raise degraded_error(
-            int(state.get("retry_after", degraded.DEFAULT_RETRY_AFTER)),
-            "Live answers are paused; use the static datasets.",
+            state["retry_after"], "Live answers are paused; use the static datasets."
         )
 
 

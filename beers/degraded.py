@@ -10,14 +10,29 @@ DEFAULT_RETRY_AFTER = 120
 
 
 def switch_state() -> dict | None:
-    """The operator's switch ({"retry_after": s, "since": t}) or None when off."""
+    """The operator's switch ({"retry_after": s, "since": t}) or None when off. The file is the
+    switch: one edited by hand into something else (`{"retry_after": "soon"}`, `[]`, not JSON)
+    is on with the default wait (it gave 500s), and a wait below a second is one second
+    (`Retry-After: -30` is no HTTP, and a write's 503 with 0 had none)."""
     try:
-        return json.loads(settings.DEGRADED_FLAG_PATH.read_text())
-    except (FileNotFoundError, ValueError):
+        text = settings.DEGRADED_FLAG_PATH.read_text()
+    except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    try:
+        state = json.loads(text)
+    except ValueError:
+        state = None
+    state = state if isinstance(state, dict) else {}
+    wait = state.get("retry_after")
+    valid = isinstance(wait, int) and not isinstance(wait, bool)
+    return {**state, "retry_after": max(1, wait) if valid else DEFAULT_RETRY_AFTER}
 
 
 def switch_on(retry_after: int = DEFAULT_RETRY_AFTER) -> None:
+    if retry_after < 1:
+        raise ValueError("retry_after is a number of seconds, 1 or more")
     path = settings.DEGRADED_FLAG_PATH
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -46,4 +61,4 @@ def database_ok() -> bool:
 
 def retry_after() -> int:
     state = switch_state()
-    return int(state.get("retry_after", DEFAULT_RETRY_AFTER)) if state else DEFAULT_RETRY_AFTER
+    return state["retry_after"] if state else DEFAULT_RETRY_AFTER

@@ -172,6 +172,22 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDIS_URL)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
+# A broker that accepts connections and never answers held a request that queues a task (an
+# opt-out's confirmation, a menu photo's reading) until it came back: 753 s. Each publish now
+# waits at most CELERY_BROKER_SOCKET_TIMEOUT per try, two tries; a task not queued is taken up
+# by the beat's jobs (opt-out confirmations owed, menu photos unread).
+CELERY_BROKER_SOCKET_TIMEOUT = env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=2.0)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "socket_timeout": CELERY_BROKER_SOCKET_TIMEOUT,
+    "socket_connect_timeout": CELERY_BROKER_SOCKET_TIMEOUT,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = CELERY_BROKER_SOCKET_TIMEOUT
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"

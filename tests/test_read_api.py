@@ -617,6 +617,49 @@ def test_operator_switch_degrades_live_reads(client, bar, formats):
     assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("written", "wait"),
+    [
+        ('{"retry_after": "soon"}', "120"),
+        ("[]", "120"),
+        ("not json", "120"),
+        ('{"retry_after": -30}', "1"),
+        ('{"retry_after": 0}', "1"),
+    ],
+)
+def test_a_switch_file_edited_by_hand_is_on_with_a_valid_wait(
+    client, bar, formats, settings, written, wait
+):
+    """The file is the switch: `{"retry_after": "soon"}` or `[]` gave 500s, `-30` an invalid
+    Retry-After, 0 a write's 503 without one."""
+    settings.TURNSTILE_SECRET_KEY = "1x0000000000000000000000000000000AA"
+    settings.DEGRADED_FLAG_PATH.parent.mkdir(parents=True, exist_ok=True)
+    settings.DEGRADED_FLAG_PATH.write_text(written)
+    try:
+        read = client.get("/api/v1/search", {"city": "sao-paulo"})
+        write = client.post(
+            "/api/v1/reports",
+            {"reason": "closed", "venue": bar.pk, "turnstile": "t"},
+            content_type="application/json",
+        )
+        page = client.get("/sao-paulo")
+    finally:
+        degraded.switch_off()
+    assert (read.status_code, read["Retry-After"]) == (503, wait)
+    assert read.json()["error"] == "degraded"
+    assert (write.status_code, write["Retry-After"]) == (503, wait)
+    assert (page.status_code, page["Retry-After"]) == (503, wait)
+
+
+def test_the_switch_command_takes_a_wait_of_a_second_or_more():
+    from django.core.management import CommandError, call_command
+
+    for bad in ("0", "-30", "soon"):
+        with pytest.raises(CommandError):
+            call_command("degraded", "on", "--retry-after", bad)
+    assert degraded.switch_state() is None
+
+
 @pytest.mark.live
 def test_unreachable_database_degrades_live_reads(tmp_path):
     """A real server whose PostgreSQL does not answer: live reads 503, status db false."""

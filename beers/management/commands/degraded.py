@@ -1,6 +1,15 @@
+import argparse
+
 from django.core.management.base import BaseCommand
 
 from beers import degraded
+
+
+def seconds(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("a number of seconds, 1 or more")
+    return value
 
 
 class Command(BaseCommand):
@@ -8,7 +17,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("state", choices=["on", "off", "status"])
-        parser.add_argument("--retry-after", type=int, default=degraded.DEFAULT_RETRY_AFTER)
+        parser.add_argument("--retry-after", type=seconds, default=degraded.DEFAULT_RETRY_AFTER)
 
     def handle(self, *args, state, retry_after, **options):
         if state == "on":
