@@ -684,6 +684,18 @@ def test_unreachable_database_degrades_live_reads(tmp_path):
         )
         assert staff.status_code == 503, staff.text
         assert staff.json()["error"] == "unavailable" and "Retry-After" in staff.headers
+        # the admin's sign-in and pages: a 503 page, not a 500
+        with httpx.Client(base_url=base, timeout=10) as browser:
+            form = browser.get("/admin/login/")
+            assert form.status_code == 200
+            token = browser.cookies["csrftoken"]
+            login = browser.post(
+                "/admin/login/",
+                data={"username": "ana", "password": "secret", "csrfmiddlewaretoken": token},
+                headers={"Referer": base + "/admin/login/"},
+            )
+            assert login.status_code == 503, login.text[:300]
+            assert "Retry-After" in login.headers and "text/html" in login.headers["content-type"]
 
 
 @pytest.mark.live

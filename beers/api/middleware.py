@@ -7,6 +7,7 @@ from django.core.exceptions import SuspiciousOperation
 from django.utils import translation
 from django.utils.deprecation import MiddlewareMixin
 
+from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.outage import OUTAGE_ERRORS
 
 from .errors import (
@@ -38,6 +39,12 @@ class ApiErrorMiddleware:
 
     def process_exception(self, request, exception):
         if not is_api_path(request.path):
+            if isinstance(exception, OUTAGE_ERRORS):
+                # The admin (sign-in included) with the database down: a 503 page, not a 500.
+                from beers.views import unavailable_page
+
+                lang = "en" if request.path.startswith("/en/") else "pt-BR"
+                return unavailable_page(request, lang, DEFAULT_RETRY_AFTER)
             return None
         if isinstance(exception, SuspiciousOperation):
             return suspicious_json(exception)
