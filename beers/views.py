@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
-from beers import degraded, labels
+from beers import degraded, labels, outage
 from beers.errors import ApplicationError
 from beers.outage import DATABASE_ERRORS
 from beers.selectors import cities, published, ranking
@@ -170,9 +170,12 @@ def degradable(view):
         state = degraded.switch_state()
         if state is not None:
             return unavailable_page(request, lang, degraded.retry_after())
+        if outage.DATABASE.down():  # failed a moment ago: at once, as the live reads
+            return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
         try:
             return view(request, *args, lang=lang, **kwargs)
         except DATABASE_ERRORS:
+            outage.DATABASE.failed()
             logger.warning("page %s: database not answering", request.path, exc_info=True)
             return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
 

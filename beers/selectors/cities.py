@@ -16,10 +16,13 @@ import threading
 import time
 from dataclasses import dataclass
 
+from django.db import OperationalError
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from beers import outage
 from beers.models import City
+from beers.outage import DATABASE_ERRORS
 
 from . import render
 
@@ -41,18 +44,16 @@ class _Snapshot:
 
 
 _snapshot: _Snapshot | None = None
+_failed_at = float("-inf")  # when loading it last failed
 _lock = threading.Lock()
 
 
 def active_city(slug: str) -> City | None:
     """The active city with this slug, or None. Callers must not change the instance: it is
     shared by the requests of this process."""
-    global _snapshot
     current = _snapshot
     if current is None or time.monotonic() - current.loaded_at >= REFRESH_SECONDS:
-        with _lock:
-            current = _snapshot = _load()
-        return current.by_slug.get(slug)
+        return _reloaded().by_slug.get(slug)
     city = current.by_slug.get(slug)
     if city is None:
         # Unknown here: maybe activated since the load. One indexed lookup, no reload, so a
@@ -73,6 +74,29 @@ def outdated(city: City) -> bool:
         return False
     forget()
     return True
+
+
+def _reloaded() -> _Snapshot:
+    """The snapshot loaded again, once for the requests that ask together: those that waited
+    take what the first one loaded, or fail at once when it failed (with the database down,
+    each loaded in turn and each waited out the pool's timeout: 8 requests at once, the last
+    answered its 503 after 24 s), and so does every request while the database is known down
+    (beers.outage)."""
+    global _snapshot, _failed_at
+    asked = time.monotonic()
+    with _lock:
+        current = _snapshot
+        if current is not None and current.loaded_at >= asked:
+            return current
+        if _failed_at >= asked or outage.DATABASE.down():
+            raise OperationalError("the database did not answer a moment ago (active cities)")
+        try:
+            current = _snapshot = _load()
+        except DATABASE_ERRORS:
+            _failed_at = time.monotonic()
+            outage.DATABASE.failed()
+            raise
+        return current
 
 
 def _load() -> _Snapshot:

@@ -88,3 +88,44 @@ def test_saving_or_deleting_a_city_here_drops_the_snapshot_at_once(clock):
     assert cities.active_city("natal") is not None
     other.delete()
     assert cities.active_city("natal") is None
+
+
+def test_requests_that_wait_for_a_failing_reload_fail_with_it(monkeypatch):
+    """With the database down, each request waiting for the snapshot loaded it in turn and
+    waited out the pool's timeout: 8 requests at once, the last one's 503 after 24 s. One
+    load now, and the others fail with it; the next ones at once while it is known down."""
+    import threading
+    import time
+
+    from django.db import OperationalError
+
+    from beers import outage
+
+    loads = []
+
+    def down():
+        loads.append(1)
+        time.sleep(0.5)  # the pool's timeout, shortened
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(cities, "_load", down)
+    cities.forget()
+    errors = []
+
+    def read():
+        try:
+            cities.active_city("recife")
+        except OperationalError as exc:
+            errors.append(exc)
+
+    started = time.monotonic()
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert len(errors) == 8 and len(loads) == 1
+    assert time.monotonic() - started < 2  # 8 loads in turn took 8 x 0.5 s
+    assert outage.DATABASE.down()
+    read()  # known down: no load
+    assert len(errors) == 9 and len(loads) == 1

@@ -499,6 +499,19 @@ def test_pages_answer_503_when_the_database_fails(client, world, monkeypatch):
     assert "Temporariamente indisponível" in text(response)
 
 
+def test_pages_answer_503_at_once_while_the_database_is_known_down(
+    client, world, django_assert_num_queries
+):
+    """Each page waited out the pool's timeout (3 s) while the live reads skipped it."""
+    from beers import outage
+
+    client.get("/sao-paulo")
+    outage.DATABASE.failed()
+    with django_assert_num_queries(0):
+        response = client.get("/recife")
+    assert response.status_code == 503 and "Retry-After" in response
+
+
 def test_closed_bar_page_says_so_and_lists_no_prices(client, world):
     Venue.objects.filter(id=world["ze"].id).update(status="closed")
     html = text(client.get("/sao-paulo/boteco-do-ze"))
