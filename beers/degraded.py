@@ -6,6 +6,8 @@ import time
 from django.conf import settings
 from django.db import connection
 
+from beers import outage
+
 DEFAULT_RETRY_AFTER = 120
 
 
@@ -45,13 +47,18 @@ def switch_off() -> None:
 
 
 def database_ok() -> bool:
-    """Whether the database answers a trivial query now (bounded by connect/statement timeouts)."""
+    """Whether the database answers a trivial query now (bounded by connect/statement timeouts).
+    For a few seconds after it did not (beers.outage), False at once: each write and status
+    call waited out the pool's 3 s while the live reads skipped it."""
+    if outage.DATABASE.down():
+        return False
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
         return True
     except Exception:
+        outage.DATABASE.failed()
         try:
             connection.close()
         except Exception:

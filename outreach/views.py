@@ -18,6 +18,7 @@ from rest_framework.permissions import IsAdminUser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from beers import outage
 from beers.api.errors import json_error
 from beers.api.live import enforce_rate, read_limit
 from beers.degraded import DEFAULT_RETRY_AFTER
@@ -83,9 +84,12 @@ def optout(request, token: str) -> HttpResponse:
     if request.method == "POST":
         # An invalid token runs the same UPDATE on no row (ids start at 1): in an outage every
         # token gets the same 503, and none answers sooner than a valid one would.
+        if outage.DATABASE.down():  # failed a moment ago: every token, at once
+            return _unavailable()
         try:
             services.lead_opt_out(lead_id=check_token(token) or 0)
         except DatabaseError:
+            outage.DATABASE.failed()
             return _unavailable()
         return _page("outreach/optout_done.html")
     return _page("outreach/optout.html")

@@ -595,6 +595,27 @@ def test_status(client, db):
     assert dt.datetime.fromisoformat(body["time"]).tzinfo is not None
 
 
+def test_status_and_writes_answer_at_once_while_the_database_is_known_down(
+    client, bar, settings, django_assert_num_queries
+):
+    """Each status call and write asked the database (the pool's 3 s with it down) while the
+    live reads skipped it for a few seconds after a failure."""
+    from beers import outage
+
+    settings.TURNSTILE_SECRET_KEY = "1x0000000000000000000000000000000AA"
+    outage.DATABASE.failed()
+    with django_assert_num_queries(0):
+        assert client.get("/api/v1/status").json()["db"] is False
+        write = client.post(
+            "/api/v1/reports",
+            {"reason": "closed", "venue": bar.pk, "turnstile": "t"},
+            content_type="application/json",
+        )
+    assert write.status_code == 503 and write.json()["error"] == "unavailable"
+    outage.DATABASE.back()
+    assert client.get("/api/v1/status").json()["db"] is True
+
+
 def test_operator_switch_degrades_live_reads(client, bar, formats):
     make_deals(bar, formats, 1)
     degraded.switch_on(retry_after=77)

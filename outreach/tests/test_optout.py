@@ -538,6 +538,22 @@ def test_an_outage_answers_every_token_alike(client, lead, mailoutbox):
     assert lead.status == LeadStatus.NEW
 
 
+def test_while_the_database_is_known_down_every_token_gets_the_503_at_once(
+    client, lead, django_assert_num_queries
+):
+    """Each POST waited out the pool's 3 s, valid or not, while the live reads skipped the
+    database for a few seconds after a failure."""
+    from beers import outage
+
+    outage.DATABASE.failed()
+    with django_assert_num_queries(0):
+        answers = [client.post(url(t)) for t in (make_token(lead.id), *other_tokens(lead))]
+    assert {r.status_code for r in answers} == {503}
+    assert len({r.content for r in answers}) == 1
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.NEW
+
+
 def test_log_lines_never_carry_an_opt_out_token(lead):
     """Whatever logs a path (Django's 'Internal Server Error: …'), the handlers mask it."""
     from django.conf import settings
