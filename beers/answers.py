@@ -20,7 +20,7 @@ from django.db import transaction
 
 from beers import degraded
 from beers.errors import ApplicationError
-from beers.outage import DATABASE, DATABASE_ERRORS, STORE
+from beers.outage import DATABASE, DATABASE_ERRORS, STORE, database_failed
 from beers.selectors.ranking import Answer
 
 logger = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     try:
         answer = compute()
     except DATABASE_ERRORS as exc:
-        DATABASE.failed()
+        database_failed(exc)
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN) from exc
     body = orjson.dumps(answer.data)
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))

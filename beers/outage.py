@@ -53,3 +53,11 @@ class Outage:
 
 STORE = Outage("shared cache", 10.0)
 DATABASE = Outage("database", 5.0)
+
+
+def database_failed(exc: BaseException) -> None:
+    """Note a database error: one that says the database is not answering (OUTAGE_ERRORS: no
+    connection, a timeout) marks it down for a few seconds; a query's own error does not close
+    the writes and pages of the process."""
+    if isinstance(exc, OUTAGE_ERRORS):
+        DATABASE.failed()

@@ -174,8 +174,8 @@ def degradable(view):
             return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
         try:
             return view(request, *args, lang=lang, **kwargs)
-        except DATABASE_ERRORS:
-            outage.DATABASE.failed()
+        except DATABASE_ERRORS as exc:
+            outage.database_failed(exc)
             logger.warning("page %s: database not answering", request.path, exc_info=True)
             return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
 

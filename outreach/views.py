@@ -88,8 +88,8 @@ def optout(request, token: str) -> HttpResponse:
             return _unavailable()
         try:
             services.lead_opt_out(lead_id=check_token(token) or 0)
-        except DatabaseError:
-            outage.DATABASE.failed()
+        except DatabaseError as exc:
+            outage.database_failed(exc)
             return _unavailable()
         return _page("outreach/optout_done.html")
     return _page("outreach/optout.html")

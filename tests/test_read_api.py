@@ -856,6 +856,29 @@ def test_a_host_not_allowed_gets_a_json_400_under_the_api(client, db, settings, 
         assert page.status_code == 400 and b"Requisi" in page.content
 
 
+def test_a_querys_own_error_does_not_mark_the_database_down():
+    """Only an outage (no connection, a timeout) closes the process's writes and pages for a
+    few seconds; a query's own error answers its read alone."""
+    from django.db import OperationalError, ProgrammingError
+
+    from beers import outage
+    from beers.selectors.queries import SearchQuery
+
+    def broken():
+        raise ProgrammingError("column does not exist")
+
+    with pytest.raises(answers.ApplicationError):
+        answers.answer_cached(("search", SearchQuery(city="sao-paulo")), broken)
+    assert not outage.DATABASE.down()
+
+    def refused():
+        raise OperationalError("connection refused")
+
+    with pytest.raises(answers.ApplicationError):
+        answers.answer_cached(("search", SearchQuery(city="recife")), refused)
+    assert outage.DATABASE.down()
+
+
 def test_after_the_database_failed_reads_are_degraded_at_once_for_a_few_seconds(monkeypatch):
     """A database that does not answer costs each request its timeout (3 s): after one
     failure the process answers the degraded 503 without asking, then asks again."""

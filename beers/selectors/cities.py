@@ -92,9 +92,9 @@ def _reloaded() -> _Snapshot:
             raise OperationalError("the database did not answer a moment ago (active cities)")
         try:
             current = _snapshot = _load()
-        except DATABASE_ERRORS:
+        except DATABASE_ERRORS as exc:
             _failed_at = time.monotonic()
-            outage.DATABASE.failed()
+            outage.database_failed(exc)
             raise
         return current
 
