@@ -64,8 +64,3 @@ def database_ok() -> bool:
         except Exception:
             pass
         return False
-
-
-def retry_after() -> int:
-    state = switch_state()
-    return state["retry_after"] if state else DEFAULT_RETRY_AFTER

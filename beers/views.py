@@ -138,6 +138,12 @@ def _render(
     return response
 
 
+def path_lang(path: str) -> str:
+    """The language an address asks for: English under /en, else Brazilian Portuguese (the
+    error pages and handlers, which run without a resolved view)."""
+    return "en" if path == "/en" or path.startswith("/en/") else "pt-BR"
+
+
 def not_found_page(request, lang: str = "pt-BR") -> HttpResponse:
     """The HTML 404 of the site (unknown city or bar, unknown page)."""
     other = _other(lang)
@@ -169,7 +175,7 @@ def degradable(view):
     def wrapper(request, *args, lang: str = "pt-BR", **kwargs):
         state = degraded.switch_state()
         if state is not None:
-            return unavailable_page(request, lang, degraded.retry_after())
+            return unavailable_page(request, lang, state["retry_after"])
         if outage.DATABASE.down():  # failed a moment ago: at once, as the live reads
             return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
         try:

@@ -9,7 +9,7 @@ from django.urls import include, path
 from beers.api.errors import is_api_path, json_error, suspicious_json
 from beers.clients import address_hash, client_ip
 from beers.counters import parse_rate, window_hit
-from beers.views import not_found_page
+from beers.views import not_found_page, path_lang
 from outreach.urls import staff_urlpatterns
 
 
@@ -64,7 +64,7 @@ def _is_api(request) -> bool:
 
 
 def _lang(request) -> str:
-    return "en" if request.path == "/en" or request.path.startswith("/en/") else "pt-BR"
+    return path_lang(request.path)
 
 
 def _plain_page(response_class, lang: str, title: str, text: str):

@@ -25,7 +25,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from beers import counters
-from beers.degraded import database_ok, retry_after, switch_state
+from beers.degraded import DEFAULT_RETRY_AFTER, database_ok, switch_state
 from beers.errors import ApplicationError
 from beers.outage import STORE
 
@@ -40,10 +40,11 @@ def writes_open_or_raise() -> None:
     is unreachable: a closed endpoint stores nothing."""
     if not settings.TURNSTILE_SECRET_KEY:
         raise _unavailable("Writes are not open yet.")
-    if switch_state() is not None:
-        raise _unavailable("Writes are closed for now (degraded mode).", retry_after())
+    state = switch_state()
+    if state is not None:
+        raise _unavailable("Writes are closed for now (degraded mode).", state["retry_after"])
     if not database_ok():
-        raise _unavailable("Writes are closed for now.", retry_after())
+        raise _unavailable("Writes are closed for now.", DEFAULT_RETRY_AFTER)
 
 
 def _counter_store_down() -> ApplicationError:

@@ -41,10 +41,9 @@ class ApiErrorMiddleware:
         if not is_api_path(request.path):
             if isinstance(exception, OUTAGE_ERRORS):
                 # The admin (sign-in included) with the database down: a 503 page, not a 500.
-                from beers.views import unavailable_page
+                from beers.views import path_lang, unavailable_page
 
-                lang = "en" if request.path.startswith("/en/") else "pt-BR"
-                return unavailable_page(request, lang, DEFAULT_RETRY_AFTER)
+                return unavailable_page(request, path_lang(request.path), DEFAULT_RETRY_AFTER)
             return None
         if isinstance(exception, SuspiciousOperation):
             return suspicious_json(exception)

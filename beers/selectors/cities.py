@@ -44,7 +44,6 @@ class _Snapshot:
 
 
 _snapshot: _Snapshot | None = None
-_failed_at = float("-inf")  # when loading it last failed
 _lock = threading.Lock()
 
 
@@ -78,22 +77,21 @@ def outdated(city: City) -> bool:
 
 def _reloaded() -> _Snapshot:
     """The snapshot loaded again, once for the requests that ask together: those that waited
-    take what the first one loaded, or fail at once when it failed (with the database down,
-    each loaded in turn and each waited out the pool's timeout: 8 requests at once, the last
-    answered its 503 after 24 s), and so does every request while the database is known down
-    (beers.outage)."""
-    global _snapshot, _failed_at
+    take what the first one loaded, or fail at once when it found the database not answering
+    (beers.outage marks it down: with each loading in turn, each waited out the pool's
+    timeout, and of 8 requests at once the last answered its 503 after 24 s), as does every
+    request while it is known down."""
+    global _snapshot
     asked = time.monotonic()
     with _lock:
         current = _snapshot
         if current is not None and current.loaded_at >= asked:
             return current
-        if _failed_at >= asked or outage.DATABASE.down():
+        if outage.DATABASE.down():
             raise OperationalError("the database did not answer a moment ago (active cities)")
         try:
             current = _snapshot = _load()
         except DATABASE_ERRORS as exc:
-            _failed_at = time.monotonic()
             outage.database_failed(exc)
             raise
         return current

@@ -90,42 +90,58 @@ def test_saving_or_deleting_a_city_here_drops_the_snapshot_at_once(clock):
     assert cities.active_city("natal") is None
 
 
-def test_requests_that_wait_for_a_failing_reload_fail_with_it(monkeypatch):
-    """With the database down, each request waiting for the snapshot loaded it in turn and
-    waited out the pool's timeout: 8 requests at once, the last one's 503 after 24 s. One
-    load now, and the others fail with it; the next ones at once while it is known down."""
+@pytest.mark.django_db(transaction=True)
+def test_requests_that_wait_for_a_failing_reload_fail_with_it(monkeypatch, settings):
+    """With the database not answering, each request waiting for the snapshot loaded it in
+    turn and waited out its timeout: 8 requests at once, the last one's 503 after 24 s. Here
+    PostgreSQL does not answer the city query (a table lock held by another transaction, so
+    the load runs into the statement timeout): one load, and the others fail with it."""
     import threading
     import time
 
-    from django.db import OperationalError
+    from django.db import OperationalError, connection, connections, transaction
 
     from beers import outage
+    from tests.transactions import Held, finish, started
 
+    if connection.vendor != "postgresql":
+        pytest.skip("a table lock and a statement timeout need PostgreSQL")
+    _city("recife", timezone="America/Recife")
     loads = []
+    real_load = cities._load
 
-    def down():
+    def counted():
         loads.append(1)
-        time.sleep(0.5)  # the pool's timeout, shortened
-        raise OperationalError("connection refused")
+        return real_load()
 
-    monkeypatch.setattr(cities, "_load", down)
+    monkeypatch.setattr(cities, "_load", counted)
     cities.forget()
     errors = []
 
     def read():
         try:
-            cities.active_city("recife")
+            with transaction.atomic():  # the load times out in 1 s, not 5
+                connection.cursor().execute("SET LOCAL statement_timeout = 1000")
+                cities.active_city("recife")
         except OperationalError as exc:
             errors.append(exc)
+        finally:
+            connections.close_all()
 
-    started = time.monotonic()
+    lock = "LOCK TABLE beers_city IN ACCESS EXCLUSIVE MODE"
+    holder = started(Held(lambda: connection.cursor().execute(lock)))
+    started_at = time.monotonic()
     threads = [threading.Thread(target=read) for _ in range(8)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(10)
-    assert len(errors) == 8 and len(loads) == 1
-    assert time.monotonic() - started < 2  # 8 loads in turn took 8 x 0.5 s
+        t.join(30)
+    elapsed = time.monotonic() - started_at
+    finish(holder)
+    assert len(errors) == 8 and len(loads) == 1, (len(errors), len(loads))
+    assert elapsed < 3, elapsed  # 8 loads in turn took 8 x 1 s
     assert outage.DATABASE.down()
-    read()  # known down: no load
+    read()  # known down: no load, no wait
     assert len(errors) == 9 and len(loads) == 1
+    outage.DATABASE.back()
+    assert cities.active_city("recife").slug == "recife"
