@@ -7,13 +7,15 @@ from django.core.cache import cache
 @pytest.fixture(autouse=True)
 def _clean_cache():
     """Each test starts with an empty cache (answers, counters), known to answer."""
-    from beers import outage
+    from beers import data_version, outage
 
     outage.STORE.back()
     outage.DATABASE.back()
     cache.clear()
+    data_version.store().clear()
     yield
     cache.clear()
+    data_version.store().clear()
 
 
 @pytest.fixture(autouse=True)

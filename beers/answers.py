@@ -18,9 +18,10 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import transaction
 
-from beers import degraded
+from beers import data_version, degraded
 from beers.errors import ApplicationError
 from beers.outage import DATABASE, DATABASE_ERRORS, STORE, database_failed
+from beers.selectors import names
 from beers.selectors.ranking import Answer
 
 logger = logging.getLogger(__name__)
@@ -51,41 +52,13 @@ def ensure_live() -> None:
         )
 
 
-VERSION_KEY = "live:data-version"
-
-
-def _version_keys(key_parts: tuple) -> list[str]:
-    """The data versions an answer rests on: the global one (moderation, admin edits), and
-    its city's or its bar's (confirmations and disputes change only those)."""
-    query = key_parts[-1]
-    keys = [VERSION_KEY]
-    if city := getattr(query, "city", None):
-        keys.append(f"{VERSION_KEY}:city:{city}")
-    elif venue_id := getattr(query, "venue_id", None):
-        keys.append(f"{VERSION_KEY}:venue:{venue_id}")
-    return keys
-
-
 def answers_changed(*, city: str | None = None, venue_id: int | None = None) -> None:
     """The data the live answers rest on changed: once the transaction commits, the cached
     answers that rest on it are stale, so the next request of each is computed again (as the
     site pages are). With no city and bar: every answer (a moderation decision, an admin
     edit); with them: the answers of that city and of that bar (a confirmation, a dispute)."""
-    keys = [f"{VERSION_KEY}:city:{city}"] if city else []
-    keys += [f"{VERSION_KEY}:venue:{venue_id}"] if venue_id else []
-    transaction.on_commit(lambda: _bump(keys or [VERSION_KEY]), robust=True)
-
-
-def _bump(keys: list[str]) -> None:
-    for key in keys:
-        try:
-            if not cache.add(key, 1, timeout=None):
-                cache.incr(key)
-        except ValueError:  # gone between add and incr
-            cache.add(key, 1, timeout=None)
-        except Exception:  # the cache is down: nothing is served from it either
-            STORE.failed()
-            logger.warning("answer cache unavailable", exc_info=True)
+    keys = data_version.changed_keys(city=city, venue_id=venue_id)
+    transaction.on_commit(lambda: data_version.bump(keys), robust=True)
 
 
 DATABASE_DOWN = "The database is not answering; use the static datasets."
@@ -101,11 +74,12 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     """
     key = "live:v4:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
-    version_keys = _version_keys(key_parts)
-    found = _cache_get_many([key, *version_keys])
-    version = tuple(found.get(k, 0) for k in version_keys)
-    hit = found.get(key)
-    if hit is not None:
+    query = key_parts[-1]
+    version_keys = data_version.keys_for(
+        city=getattr(query, "city", None), venue_id=getattr(query, "venue_id", None)
+    )
+    hit, version = _cached_and_version(key, version_keys)
+    if hit is not None and version is not None:
         body, computed_at, ttl, computed_version, zone = hit
         # an answer computed at a later time than now (the clock was set back) is not reused
         if computed_at <= now < computed_at + ttl and computed_version == version:
@@ -115,13 +89,15 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     if DATABASE.down():
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)
     try:
-        answer = compute()
+        # the catalogue's names too must be those of this version (names.snapshot)
+        with names.expected_version(None if version is None else version[0]):
+            answer = compute()
     except DATABASE_ERRORS as exc:
         database_failed(exc)
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN) from exc
     body = orjson.dumps(answer.data)
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))
-    if ttl >= 1:
+    if ttl >= 1 and version is not None:
         # the version read before computing: a change meanwhile makes this entry stale at once
         _cache_set(key, (body, now, ttl, version, answer.clock_zone), ttl)
     return CachedAnswer(body)
@@ -140,14 +116,21 @@ def _local_time_now(body: bytes, zone: str, now: float) -> bytes:
     return body[:cut] + _LOCAL_TIME + local.encode() + b'"}'
 
 
-def _cache_get_many(keys: list[str]) -> dict:
+def _cached_and_version(key: str, version_keys: list[str]) -> tuple:
+    """The cached entry of `key` (or None) and the data version now (None: the cache did not
+    answer; an outage costs speed, never the answer). One round trip when the versions share
+    the answers' cache (Redis)."""
+    none = (None, None)
     if STORE.down():
-        return {}
+        return none
     try:
-        return cache.get_many(keys)
-    except Exception:  # a cache outage costs speed, never the answer
+        if data_version.store() is cache:
+            found = cache.get_many([key, *version_keys])
+            return found.get(key), tuple(found.get(k, 0) for k in version_keys)
+        return cache.get(key), data_version.read(version_keys)
+    except Exception:
         STORE.failed()
-        return {}
+        return none
 
 
 def _cache_set(key: str, value, ttl: int) -> None:

@@ -164,12 +164,23 @@ if REDIS_URL:
         }
     }
 else:
+    # Without Redis each process caches its own answers; the data versions that say when
+    # they are stale (beers/data_version.py) are files beside the database, so an import or
+    # `load_demo` run next to the server makes its cached answers stale too.
+    if _db["ENGINE"] == "django.db.backends.sqlite3" and str(_db["NAME"]) != ":memory:":
+        _versions_dir = f"{_db['NAME']}-versions"
+    else:
+        _versions_dir = VAR_DIR / "versions" / str(_db["NAME"])
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
             "LOCATION": "breja",
             "OPTIONS": {"MAX_ENTRIES": 20000},
-        }
+        },
+        "versions": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": env.str("VERSIONS_DIR", default=str(_versions_dir)),
+        },
     }
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default=REDIS_URL or "memory://")

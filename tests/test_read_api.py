@@ -415,6 +415,83 @@ def test_answers_are_cached_with_cache_control(client, bar, formats, django_asse
     assert again.content == first.content
 
 
+def test_an_answer_computed_after_a_rename_elsewhere_names_it_anew(
+    client, bar, formats, django_capture_on_commit_callbacks
+):
+    """A bairro and a brand renamed by another process (an admin worker, an import): the
+    change makes the cached answers stale, and the answers computed then use the new names,
+    not this process's catalogue snapshot (which lived a minute: the old names were cached
+    with the new version for 10 minutes)."""
+    from beers.answers import answers_changed
+
+    brand = Brand.objects.create(slug="skol", name="Skol")
+    deal_create(venue=bar, format=formats["garrafa_600"], price_cents=900, brand=brand)
+    hood = bar.neighbourhood
+    assert hood is not None
+
+    def shown():
+        deal = client.get("/api/v1/search", {"city": "sao-paulo"}).json()["deals"][0]
+        return deal["brand"], deal["neighbourhood"]
+
+    assert shown() == ("Skol", hood.name)
+    # another process's edit: no signal reaches this one, only the data version it moved
+    Brand.objects.filter(pk=brand.pk).update(name="Skol Pilsen")
+    type(hood).objects.filter(pk=hood.pk).update(name="Vila Madá")
+    with django_capture_on_commit_callbacks(execute=True):
+        answers_changed()
+    assert shown() == ("Skol Pilsen", "Vila Madá")
+
+
+@pytest.mark.live
+def test_an_import_beside_the_embedded_server_reaches_its_cached_answers(tmp_path):
+    """`make run` (SQLite, no Redis) caches answers in the server's process. An
+    `import_datasets` run beside it changed a price; the server kept answering the old one
+    from its cache for up to LIVE_CACHE_SECONDS (600 s)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.live import ROOT
+
+    env = {
+        "DJANGO_SETTINGS_MODULE": "config.settings",  # as `make run` (not the suite's)
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'breja.sqlite3'}",
+        "DEBUG": "1",
+        "REDIS_URL": "",
+        "DATASETS_ROOT": str(tmp_path / "datasets"),
+        "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
+    }
+
+    def manage(*args: str) -> None:
+        subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env={**os.environ, **env},
+            check=True,
+            capture_output=True,
+        )
+
+    manage("migrate", "--noinput", "-v0")
+    manage("load_demo")
+    manage("export_datasets", "--dir", str(tmp_path / "tree"))
+    with served(env) as base:
+
+        def cheapest() -> tuple:
+            found = httpx.get(base + "/api/v1/search?city=recife&limit=1", timeout=10).json()
+            return found["deals"][0]["id"], found["deals"][0]["price_brl"]
+
+        deal_id, price = cheapest()
+        assert cheapest() == (deal_id, price)  # now in the server's cache
+        deals = tmp_path / "tree" / "recife" / "deals.json"
+        tree = json.loads(deals.read_text())
+        (item,) = [item for item in tree["items"] if item["id"] == deal_id]
+        item["price_cents"] -= 1  # still the cheapest per litre (the import derives it)
+        deals.write_text(json.dumps(tree))
+        manage("import_datasets", str(tmp_path / "tree"))
+        assert cheapest() == (deal_id, round(price - 0.01, 2))
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -2,16 +2,25 @@
 
 Joining them into every ranking query multiplied PostgreSQL's planning time by eight (2.7 ms
 vs 0.36 ms warm, measured on 1M prices); they change rarely, so each process keeps a snapshot
-and reloads it when it is older than REFRESH_SECONDS or when a row names an id it lacks.
+and reloads it when it is older than REFRESH_SECONDS, when a row names an id it lacks, or when
+the data version (beers.data_version) moved on since it was loaded: an answer computed for a
+version is computed with that version's names (a bar renamed in another process, then cached
+for 10 minutes under the old name, was the alternative); elsewhere (pages) the version is read
+at most once every VERSION_CHECK_SECONDS.
 """
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
+from beers import data_version
 from beers.models import Beer, Brand, Format, Neighbourhood
 
 REFRESH_SECONDS = 60
+VERSION_CHECK_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,7 @@ class Snapshot:
     brands: dict[int, str]
     neighbourhoods: dict[int, tuple[str, str]]  # id -> (slug, name)
     loaded_at: float
+    version: object = None  # the global data version read before loading (None: unknown)
 
     def has(self, *, format_id=None, beer_id=None, brand_id=None, neighbourhood_id=None) -> bool:
         return (
@@ -42,9 +52,30 @@ class Snapshot:
 
 _lock = threading.Lock()
 _snapshot: Snapshot | None = None
+_version_checked_at = 0.0
+_expected: ContextVar = ContextVar("names_expected_version", default=None)
 
 
-def _load() -> Snapshot:
+@contextmanager
+def expected_version(version) -> Iterator[None]:
+    """Inside: snapshots are those of data version `version` (the one an answer is computed
+    at, read before it; None: unknown)."""
+    token = _expected.set(version)
+    try:
+        yield
+    finally:
+        _expected.reset(token)
+
+
+def _version_now():
+    """The global data version, or None when the store does not answer."""
+    try:
+        return data_version.read([data_version.VERSION_KEY])[0]
+    except Exception:
+        return None
+
+
+def _load(version) -> Snapshot:
     return Snapshot(
         formats={
             row[0]: FormatName(*row[1:])
@@ -59,14 +90,22 @@ def _load() -> Snapshot:
             for row in Neighbourhood.objects.values_list("id", "slug", "name")
         },
         loaded_at=time.monotonic(),
+        version=version,
     )
 
 
 def snapshot(rows: list[dict] | None = None) -> Snapshot:
     """The current snapshot, reloaded when stale or when `rows` name an unknown id."""
-    global _snapshot
+    global _snapshot, _version_checked_at
     current = _snapshot
-    fresh = current is not None and time.monotonic() - current.loaded_at < REFRESH_SECONDS
+    now = time.monotonic()
+    fresh = current is not None and now - current.loaded_at < REFRESH_SECONDS
+    expected = _expected.get()
+    if fresh and expected is None and now - _version_checked_at >= VERSION_CHECK_SECONDS:
+        _version_checked_at = now
+        expected = _version_now()
+    if fresh and expected is not None:
+        fresh = expected == current.version
     if fresh and rows:
         fresh = all(
             current.has(
@@ -80,7 +119,7 @@ def snapshot(rows: list[dict] | None = None) -> Snapshot:
     if fresh:
         return current
     with _lock:
-        _snapshot = _load()
+        _snapshot = _load(expected if expected is not None else _version_now())
         return _snapshot
 
 
