@@ -315,6 +315,7 @@ SPECTACULAR_SETTINGS = {
         "beers.api.schema.request_body_names",
         "beers.api.schema.text_without_nul",
         "beers.api.schema.retry_after_headers",
+        "beers.api.schema.describe_itself",
     ],
     # The same choice sets appear in answers and in write bodies: one name each.
     "ENUM_NAME_OVERRIDES": {

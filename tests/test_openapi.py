@@ -21,9 +21,22 @@ def test_openapi_document_is_valid_3_1(client, db):
     assert document["info"]["version"] == "1.0.0"
     for path in ("/api/v1/status", "/api/v1/search", "/api/v1/cheapest", "/api/v1/venues/{id}"):
         assert path in document["paths"], path
+    # interface.md lists the description's own address among the endpoints
+    itself = document["paths"]["/api/v1/openapi.json"]["get"]["responses"]["200"]
+    assert list(itself["content"]) == ["application/json"]
     schemas = document["components"]["schemas"]
-    for name in ("DealsResponse", "CheapestResponse"):  # interface.md: at most 50
-        assert schemas[name]["properties"]["deals"]["maxItems"] == 50, name
+    # interface.md: search and cheapest answer a DealsResponse, of at most 50 prices, with
+    # `local_time` (optional) only on cheapest; a bar's answer has no `local_time`
+    assert schemas["DealsResponse"]["properties"]["deals"]["maxItems"] == 50
+    assert "local_time" not in schemas["DealsResponse"].get("required", [])
+    assert "local_time" in schemas["DealsResponse"]["properties"]
+    assert "local_time" not in schemas["VenueResponse"]["properties"]
+    for path in ("/api/v1/search", "/api/v1/cheapest"):
+        answer = document["paths"][path]["get"]["responses"]["200"]["content"]
+        assert answer["application/json"]["schema"] == {
+            "$ref": "#/components/schemas/DealsResponse"
+        }, path
+    assert "CheapestResponse" not in schemas
     # a bar's answer holds every price it has in the rankings: no bound
     assert "maxItems" not in schemas["VenueResponse"]["properties"]["deals"]
 

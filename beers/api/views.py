@@ -54,7 +54,7 @@ class CheapestApi(LiveReadApi):
     @extend_schema(
         operation_id="cheapestNow",
         parameters=schema.CHEAPEST_PARAMETERS,
-        responses=schema.read_responses(schema.CheapestResponse),
+        responses=schema.read_responses(schema.DealsResponse),
         summary="The cheapest prices on right now in the city's time zone",
     )
     def get(self, request):

@@ -63,8 +63,13 @@ def _error(description: str) -> OpenApiResponse:
     return OpenApiResponse(ErrorResponse, description=description)
 
 
-def write_responses(*extra: int, too_large: str = "body over 64 KiB (payload_too_large)") -> dict:
-    """202 Received plus the error answers every write has, and the extra ones given."""
+def write_responses(
+    *extra: int,
+    too_large: str = "body over 64 KiB (payload_too_large)",
+    unprocessable: str = "unknown city, bar, format or price",
+) -> dict:
+    """202 Received plus the error answers every write has, and the extra ones given (422:
+    `unprocessable` says what the endpoint's may name, as interface.md's table does)."""
     responses = {
         202: OpenApiResponse(Received, description="received, or duplicate of one waiting"),
         400: _error("invalid body (invalid_request, with issues)"),
@@ -75,7 +80,7 @@ def write_responses(*extra: int, too_large: str = "body over 64 KiB (payload_too
     }
     descriptions = {
         404: "price not found, or not public: retired, suspended, at a closed bar or in an inactive city (not_found)",
-        422: "unknown city, bar, format or price (unprocessable)",
+        422: f"{unprocessable} (unprocessable)",
     }
     for status in extra:
         responses[status] = _error(descriptions[status])

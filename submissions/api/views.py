@@ -207,7 +207,13 @@ class DealWriteApi(WriteApi):
         return []
 
 
-@documented("submission_create", "Send a price you saw", SubmissionSerializer, 422)
+@documented(
+    "submission_create",
+    "Send a price you saw",
+    SubmissionSerializer,
+    422,
+    unprocessable="unknown city, bar or format",
+)
 class SubmissionCreateApi(WriteApi):
     endpoint = "submissions"
     serializer_class = SubmissionSerializer
@@ -230,6 +236,7 @@ class CityRequestCreateApi(WriteApi):
     "A message from a bar's owner or manager",
     BarOwnerRequestSerializer,
     422,
+    unprocessable="unknown city, or unknown bar (venue) in that city",
 )
 class BarOwnerMessageCreateApi(WriteApi):
     endpoint = "bar-owners"
@@ -245,6 +252,7 @@ class BarOwnerMessageCreateApi(WriteApi):
     MenuPhotoUploadSerializer,
     422,
     too_large="photos too large: body over 2,200,000 bytes",
+    unprocessable="unknown city or bar",
 )
 class MenuPhotoUploadCreateApi(WriteApi):
     endpoint = "menu-photos"
@@ -287,7 +295,9 @@ class DealDisputeApi(DealWriteApi):
         )
 
 
-@documented("report_create", "Report a problem", ReportSerializer, 422)
+@documented(
+    "report_create", "Report a problem", ReportSerializer, 422, unprocessable="unknown price or bar"
+)
 class ReportCreateApi(WriteApi):
     endpoint = "reports"
     serializer_class = ReportSerializer
