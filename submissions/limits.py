@@ -35,11 +35,21 @@ def _unavailable(message: str, retry: int | None = None) -> ApplicationError:
     return ApplicationError(503, "unavailable", message, headers=headers)
 
 
+# Writes not configured (no TURNSTILE_SECRET_KEY) answer their 503 with this Retry-After, as
+# every 429 and 503 of the interface does (its OpenAPI description says so): an hour, since
+# an operator has to act.
+NOT_CONFIGURED_RETRY_AFTER = 3600
+
+
+def not_configured() -> ApplicationError:
+    return _unavailable("Writes are not open yet.", NOT_CONFIGURED_RETRY_AFTER)
+
+
 def writes_open_or_raise() -> None:
     """503 `unavailable` when writes are not configured, switched to degraded or the database
     is unreachable: a closed endpoint stores nothing."""
     if not settings.TURNSTILE_SECRET_KEY:
-        raise _unavailable("Writes are not open yet.")
+        raise not_configured()
     state = switch_state()
     if state is not None:
         raise _unavailable("Writes are closed for now (degraded mode).", state["retry_after"])

@@ -13,6 +13,8 @@ from django.conf import settings
 
 from beers.errors import ApplicationError
 
+from .limits import not_configured
+
 logger = logging.getLogger(__name__)
 
 SITEVERIFY_URL = "https://challenges.cloudflare.com/turnstile/v0/siteverify"
@@ -68,7 +70,7 @@ def turnstile_verify(*, token: str, remote_ip: str) -> None:
     """Pass, or raise ApplicationError: 403 forbidden (failed), 503 unavailable."""
     secret = settings.TURNSTILE_SECRET_KEY
     if not secret:
-        raise ApplicationError(503, "unavailable", "Writes are not open yet.")
+        raise not_configured()
     if not token:
         raise _forbidden("Human verification failed.")
     if secret == ALWAYS_PASS:

@@ -623,6 +623,7 @@ def test_no_secret_closes_every_write(api, world, writes_open, endpoint):
     response = api.post(path, bodies(world)[path])
     assert response.status_code == 503
     assert response.json()["error"] == "unavailable"
+    assert response["Retry-After"] == "3600"  # as every 503 of the OpenAPI description
     assert stored() == 0
 
 
