@@ -96,11 +96,54 @@ CAP_WAIT_SECONDS = 10.0  # longer than a write takes: two siteverify tries, then
 CAP_POLL_SECONDS = 0.05
 
 
+def _today() -> dt.date:
+    return timezone.now().astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
+
+
 def _cap_keys(endpoint: str, address_hash: str) -> tuple[str, str]:
     """The `held` and `kept` counters of this endpoint, address and day (one day for both)."""
-    day = timezone.now().astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
-    prefix = f"cap:{endpoint}:{address_hash}:{day.isoformat()}"
+    prefix = f"cap:{endpoint}:{address_hash}:{_today().isoformat()}"
     return f"{prefix}:held", f"{prefix}:kept"
+
+
+def _stored_today(endpoint: str, address_hash: str) -> int:
+    """The writes of this endpoint the database holds from this address since today's
+    midnight in TIME_ZONE (each stored write is one row of its endpoint's model)."""
+    from .models import (
+        BarOwnerMessage,
+        CityRequest,
+        DealConfirmation,
+        DealDispute,
+        MenuPhotoUpload,
+        PriceSubmission,
+        Report,
+    )
+
+    model = {
+        "submissions": PriceSubmission,
+        "city-requests": CityRequest,
+        "bar-owners": BarOwnerMessage,
+        "menu-photos": MenuPhotoUpload,
+        "confirm": DealConfirmation,
+        "dispute": DealDispute,
+        "reports": Report,
+    }[endpoint]
+    midnight = dt.datetime.combine(
+        _today(), dt.time(), tzinfo=zoneinfo.ZoneInfo(settings.TIME_ZONE)
+    )
+    return model.objects.filter(address_hash=address_hash, created_at__gte=midnight).count()
+
+
+def _seed(endpoint: str, address_hash: str, held_key: str, kept_key: str, ttl: int) -> None:
+    """Counters the cache lost (a restart of `make run`'s process, which keeps them in its
+    memory; an eviction; Redis restarted) start again from the writes the database holds,
+    so the cap stays a day's cap: a restart gave an address 20 more writes the same day."""
+    found = cache.get_many([held_key, kept_key])
+    if len(found) == 2:
+        return
+    stored = _stored_today(endpoint, address_hash)
+    cache.add(kept_key, stored, timeout=ttl)
+    cache.add(held_key, stored, timeout=ttl)
 
 
 class CapSlot:
@@ -155,6 +198,7 @@ def daily_cap(endpoint: str, address_hash: str):
         raise _counter_store_down()
     ttl = wait + 60
     try:
+        _seed(endpoint, address_hash, held_key, kept_key, ttl)
         placed = _take_place(held_key, kept_key, ttl)
     except Exception as exc:
         STORE.failed()

@@ -282,6 +282,8 @@ class DealConfirmation(models.Model):
                 fields=["deal", "address_hash", "day"], name="confirmation_once_a_day"
             ),
         ]
+        # the day's writes of an address, when the daily cap's counters are lost (limits.py)
+        indexes = [models.Index(fields=["address_hash", "created_at"], name="confirmation_sender")]
 
     def __str__(self) -> str:
         return f"{self.deal_id} {self.day}"
@@ -318,6 +320,7 @@ class DealDispute(models.Model):
                 condition=Q(state__in=ReviewState.values), name="dispute_state_valid"
             ),
         ]
+        indexes = [models.Index(fields=["address_hash", "created_at"], name="dispute_sender")]
 
     def __str__(self) -> str:
         return f"{self.deal_id} {self.day} ({self.state})"
