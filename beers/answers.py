@@ -66,8 +66,8 @@ DATABASE_DOWN = "The database is not answering; use the static datasets."
 
 def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnswer:
     """Serve from the shared cache, or compute the answer and keep it while it holds: until
-    its horizon and while the data version it was computed at is current (one round trip
-    reads both).
+    its horizon and while the data version it was computed at is current (with Redis one
+    round trip reads both).
 
     A database that does not answer becomes the degraded 503 (the static datasets still work),
     at once for a few seconds after (beers.outage; answers still in the cache are served).
@@ -126,7 +126,7 @@ def _cached_and_version(key: str, version_keys: list[str]) -> tuple:
     try:
         if data_version.store() is cache:
             found = cache.get_many([key, *version_keys])
-            return found.get(key), tuple(found.get(k, 0) for k in version_keys)
+            return found.get(key), data_version.read(version_keys, found)
         return cache.get(key), data_version.read(version_keys)
     except Exception:
         STORE.failed()

@@ -65,7 +65,15 @@ def bump(keys: list[str]) -> None:
         logger.warning("answer cache unavailable", exc_info=True)
 
 
-def read(keys: list[str]) -> tuple:
-    """The current values of `keys` (0 for a key never set); raises when the store fails."""
-    found = store().get_many(keys)
-    return tuple(found.get(key, 0) for key in keys)
+def read(keys: list[str], found: dict | None = None) -> tuple:
+    """The current values of `keys` (`found`: those already read with them); raises when the
+    store fails. A key the store lacks (never set, evicted, flushed) is given a fresh value
+    first: read as a constant, an answer cached before it was set would hold again."""
+    if found is None:
+        found = store().get_many(keys)
+    missing = [key for key in keys if key not in found]
+    if missing:
+        for key in missing:  # another process's add wins: read back what holds
+            store().add(key, secrets.token_hex(8), timeout=None)
+        found = {**found, **store().get_many(missing)}
+    return tuple(found[key] for key in keys)

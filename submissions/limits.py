@@ -22,12 +22,14 @@ from contextlib import contextmanager
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import models
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from beers import counters
 from beers.degraded import DEFAULT_RETRY_AFTER, database_ok, switch_state
 from beers.errors import ApplicationError
-from beers.outage import STORE
+from beers.outage import DATABASE_ERRORS, STORE, database_failed
 
 
 def _unavailable(message: str, retry: int | None = None) -> ApplicationError:
@@ -100,50 +102,37 @@ def _today() -> dt.date:
     return timezone.now().astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
 
 
-def _cap_keys(endpoint: str, address_hash: str) -> tuple[str, str]:
+def _cap_keys(endpoint: str, address_hash: str, day: dt.date) -> tuple[str, str]:
     """The `held` and `kept` counters of this endpoint, address and day (one day for both)."""
-    prefix = f"cap:{endpoint}:{address_hash}:{_today().isoformat()}"
+    prefix = f"cap:{endpoint}:{address_hash}:{day.isoformat()}"
     return f"{prefix}:held", f"{prefix}:kept"
 
 
-def _stored_today(endpoint: str, address_hash: str) -> int:
-    """The writes of this endpoint the database holds from this address since today's
-    midnight in TIME_ZONE (each stored write is one row of its endpoint's model)."""
-    from .models import (
-        BarOwnerMessage,
-        CityRequest,
-        DealConfirmation,
-        DealDispute,
-        MenuPhotoUpload,
-        PriceSubmission,
-        Report,
-    )
-
-    model = {
-        "submissions": PriceSubmission,
-        "city-requests": CityRequest,
-        "bar-owners": BarOwnerMessage,
-        "menu-photos": MenuPhotoUpload,
-        "confirm": DealConfirmation,
-        "dispute": DealDispute,
-        "reports": Report,
-    }[endpoint]
-    midnight = dt.datetime.combine(
-        _today(), dt.time(), tzinfo=zoneinfo.ZoneInfo(settings.TIME_ZONE)
-    )
-    return model.objects.filter(address_hash=address_hash, created_at__gte=midnight).count()
-
-
-def _seed(endpoint: str, address_hash: str, held_key: str, kept_key: str, ttl: int) -> None:
+def _seed(stored: QuerySet, day: dt.date, keys: tuple[str, str], ttl: int) -> None:
     """Counters the cache lost (a restart of `make run`'s process, which keeps them in its
-    memory; an eviction; Redis restarted) start again from the writes the database holds,
-    so the cap stays a day's cap: a restart gave an address 20 more writes the same day."""
-    found = cache.get_many([held_key, kept_key])
-    if len(found) == 2:
-        return
-    stored = _stored_today(endpoint, address_hash)
-    cache.add(kept_key, stored, timeout=ttl)
-    cache.add(held_key, stored, timeout=ttl)
+    memory; an eviction; Redis restarted) start again from the writes the database holds
+    from the address since `day`'s midnight (`stored`: the endpoint's rows of the address;
+    rows deleted with their price or bar no longer count), so the cap stays a day's cap: a
+    restart gave an address 20 more writes the same day. A cache that fails closes the
+    writes; a database that fails is the database's 503, as in the write itself."""
+    try:
+        if len(cache.get_many(list(keys))) == len(keys):
+            return
+    except Exception as exc:
+        STORE.failed()
+        raise _counter_store_down() from exc
+    midnight = dt.datetime.combine(day, dt.time(), tzinfo=zoneinfo.ZoneInfo(settings.TIME_ZONE))
+    try:
+        count = stored.filter(created_at__gte=midnight).count()
+    except DATABASE_ERRORS as exc:
+        database_failed(exc)
+        raise _unavailable("Writes are closed for now.", DEFAULT_RETRY_AFTER) from exc
+    try:
+        for key in keys:  # another request's add wins, with the same count
+            cache.add(key, count, timeout=ttl)
+    except Exception as exc:
+        STORE.failed()
+        raise _counter_store_down() from exc
 
 
 class CapSlot:
@@ -183,22 +172,25 @@ def _take_place(held_key: str, kept_key: str, ttl: int) -> bool:
 
 
 @contextmanager
-def daily_cap(endpoint: str, address_hash: str):
+def daily_cap(endpoint: str, address_hash: str, model: type[models.Model]):
     """Take a place under WRITE_DAILY_CAP for this endpoint, address and day. Over the cap
     the slot carries the 429 `rate_limited` to answer (and can't be kept). A cap of 0 or less
-    is no cap (status then says `rateLimits.write` false, unless the burst limit is on)."""
+    is no cap (status then says `rateLimits.write` false, unless the burst limit is on).
+    `model`: what the endpoint stores, a row per write (its `address_hash` and `created_at`
+    count the day's writes when the counters are lost)."""
     if not counters.daily_cap_enforced():
         slot = CapSlot()
         slot.kept = True  # nothing counted, nothing to give back
         yield slot
         return
-    held_key, kept_key = _cap_keys(endpoint, address_hash)
+    day = _today()
+    held_key, kept_key = _cap_keys(endpoint, address_hash, day)
     wait = seconds_to_midnight()
     if STORE.down():  # known not to answer: close at once rather than wait out its timeout
         raise _counter_store_down()
     ttl = wait + 60
+    _seed(model.objects.filter(address_hash=address_hash), day, (kept_key, held_key), ttl)
     try:
-        _seed(endpoint, address_hash, held_key, kept_key, ttl)
         placed = _take_place(held_key, kept_key, ttl)
     except Exception as exc:
         STORE.failed()
@@ -229,4 +221,4 @@ def _release(key: str) -> None:
 
 def cap_count(endpoint: str, address_hash: str) -> int:
     """How many writes are counted today (for tests and the admin)."""
-    return int(cache.get(_cap_keys(endpoint, address_hash)[1]) or 0)
+    return int(cache.get(_cap_keys(endpoint, address_hash, _today())[1]) or 0)

@@ -284,7 +284,7 @@ def describe_itself(result, generator, request, public):
     endpoints (`/api/v1/openapi.json`), so it is one of its paths."""
     result.setdefault("paths", {})["/api/v1/openapi.json"] = {
         "get": {
-            "operationId": "openapi",
+            "operationId": "getOpenApi",
             "summary": "This OpenAPI 3.1 description of the interface",
             "tags": ["v1"],
             "responses": {

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from beers import data_version
 from beers.models import Beer, Brand, Format, Neighbourhood
+from beers.outage import STORE
 
 REFRESH_SECONDS = 60
 VERSION_CHECK_SECONDS = 1.0
@@ -68,10 +69,14 @@ def expected_version(version) -> Iterator[None]:
 
 
 def _version_now():
-    """The global data version, or None when the store does not answer."""
+    """The global data version, or None when the store does not answer (then known not to,
+    for a while: beers.outage)."""
+    if STORE.down():
+        return None
     try:
         return data_version.read([data_version.VERSION_KEY])[0]
     except Exception:
+        STORE.failed()
         return None
 
 
@@ -94,6 +99,15 @@ def _load(version) -> Snapshot:
     )
 
 
+def _knows(snapshot: Snapshot, row: dict) -> bool:
+    return snapshot.has(
+        format_id=row.get("format_id"),
+        beer_id=row.get("beer_id"),
+        brand_id=row.get("brand_id"),
+        neighbourhood_id=row.get("venue__neighbourhood_id"),
+    )
+
+
 def snapshot(rows: list[dict] | None = None) -> Snapshot:
     """The current snapshot, reloaded when stale or when `rows` name an unknown id."""
     global _snapshot, _version_checked_at
@@ -107,23 +121,25 @@ def snapshot(rows: list[dict] | None = None) -> Snapshot:
     if fresh and expected is not None:
         fresh = expected == current.version
     if fresh and rows:
-        fresh = all(
-            current.has(
-                format_id=r.get("format_id"),
-                beer_id=r.get("beer_id"),
-                brand_id=r.get("brand_id"),
-                neighbourhood_id=r.get("venue__neighbourhood_id"),
-            )
-            for r in rows
-        )
+        fresh = all(_knows(current, r) for r in rows)
     if fresh:
         return current
     with _lock:
+        # another thread may have loaded it meanwhile (every request after a change finds
+        # the same snapshot stale): that one serves, unless it lacks an id or a version
+        latest = _snapshot
+        if (
+            latest is not current
+            and latest is not None
+            and (expected is None or latest.version == expected)
+            and (not rows or all(_knows(latest, r) for r in rows))
+        ):
+            return latest
         _snapshot = _load(expected if expected is not None else _version_now())
         return _snapshot
 
 
 def forget() -> None:
-    """Drop the snapshot (tests, and after a moderator renames something)."""
+    """Drop the snapshot (tests; other changes reach it through the data version)."""
     global _snapshot
     _snapshot = None

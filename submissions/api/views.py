@@ -29,7 +29,7 @@ from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError, Issue, invalid
 from beers.selectors import queries
 
-from .. import services
+from .. import models, services
 from ..limits import burst_check, daily_cap, writes_open_or_raise
 from ..turnstile import turnstile_verify
 from . import schema
@@ -124,6 +124,7 @@ class _NotADuplicate(Exception):
 
 class WriteApi(APIView):
     endpoint: str = ""
+    stored: type = models.PriceSubmission  # a row per write received (limits.daily_cap)
     serializer_class: type = SubmissionSerializer
     body_limit: int = BODY_LIMIT
 
@@ -159,7 +160,7 @@ class WriteApi(APIView):
         if issues:
             raise invalid(issues)
         data = serializer.validated_data
-        with daily_cap(self.endpoint, sender) as slot:
+        with daily_cap(self.endpoint, sender, self.stored) as slot:
             turnstile_verify(token=data["turnstile"], remote_ip=ip)
             try:
                 if slot.refusal is None:
@@ -216,6 +217,7 @@ class DealWriteApi(WriteApi):
 )
 class SubmissionCreateApi(WriteApi):
     endpoint = "submissions"
+    stored = models.PriceSubmission
     serializer_class = SubmissionSerializer
 
     def perform(self, *, address_hash, body, data, kwargs):
@@ -225,6 +227,7 @@ class SubmissionCreateApi(WriteApi):
 @documented("city_request_create", "Ask for a new city", CityRequestSerializer)
 class CityRequestCreateApi(WriteApi):
     endpoint = "city-requests"
+    stored = models.CityRequest
     serializer_class = CityRequestSerializer
 
     def perform(self, *, address_hash, body, data, kwargs):
@@ -240,6 +243,7 @@ class CityRequestCreateApi(WriteApi):
 )
 class BarOwnerMessageCreateApi(WriteApi):
     endpoint = "bar-owners"
+    stored = models.BarOwnerMessage
     serializer_class = BarOwnerRequestSerializer
 
     def perform(self, *, address_hash, body, data, kwargs):
@@ -256,6 +260,7 @@ class BarOwnerMessageCreateApi(WriteApi):
 )
 class MenuPhotoUploadCreateApi(WriteApi):
     endpoint = "menu-photos"
+    stored = models.MenuPhotoUpload
     serializer_class = MenuPhotoUploadSerializer
     body_limit = MENU_PHOTOS_BODY_LIMIT
 
@@ -272,6 +277,7 @@ class MenuPhotoUploadCreateApi(WriteApi):
 )
 class DealConfirmApi(DealWriteApi):
     endpoint = "confirm"
+    stored = models.DealConfirmation
     serializer_class = DealConfirmSerializer
 
     def perform(self, *, address_hash, body, data, kwargs):
@@ -287,6 +293,7 @@ class DealConfirmApi(DealWriteApi):
 )
 class DealDisputeApi(DealWriteApi):
     endpoint = "dispute"
+    stored = models.DealDispute
     serializer_class = DealDisputeSerializer
 
     def perform(self, *, address_hash, body, data, kwargs):
@@ -300,6 +307,7 @@ class DealDisputeApi(DealWriteApi):
 )
 class ReportCreateApi(WriteApi):
     endpoint = "reports"
+    stored = models.Report
     serializer_class = ReportSerializer
 
     def perform(self, *, address_hash, body, data, kwargs):

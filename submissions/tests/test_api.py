@@ -511,6 +511,37 @@ def test_daily_cap_per_endpoint_and_address(world, writes_open, endpoint):
 
 
 @pytest.mark.django_db
+def test_lost_cap_counters_count_only_todays_writes_of_the_address(world, writes_open, settings):
+    """Counters started again from the database count this address's writes since midnight
+    in TIME_ZONE: not yesterday's (an hour before that midnight is still today in UTC), not
+    another address's."""
+    import datetime as dt
+    import zoneinfo
+
+    from django.utils import timezone
+
+    from beers.clients import address_hash
+
+    writes_open.WRITE_DAILY_CAP = 2
+    zone = zoneinfo.ZoneInfo(settings.TIME_ZONE)
+    midnight = dt.datetime.combine(timezone.now().astimezone(zone).date(), dt.time(), zone)
+    sender, other = address_hash("192.0.2.30"), address_hash("192.0.2.31")
+    CityRequest.objects.create(
+        address_hash=sender, body_fingerprint="yesterday", city="A",
+        created_at=midnight - dt.timedelta(minutes=1),
+    )  # fmt: skip
+    CityRequest.objects.create(address_hash=other, body_fingerprint="other", city="B")
+    cache.clear()
+    api = JsonClient("192.0.2.30")
+    body = bodies(world)["/api/v1/city-requests"]
+    answers = [api.post("/api/v1/city-requests", {**body, "city": f"C{i}"}) for i in range(3)]
+    assert [a.status_code for a in answers] == [202, 202, 429]
+    CityRequest.objects.create(address_hash=sender, body_fingerprint="today", city="D")
+    cache.clear()  # now the database holds 3 of today's from the address: over the cap
+    assert api.post("/api/v1/city-requests", {**body, "city": "Elsewhere"}).status_code == 429
+
+
+@pytest.mark.django_db
 def test_with_the_shipped_limits_every_endpoints_whole_cap_fits_in_a_minute(world, writes_open):
     """The burst limit stops floods; it must not answer 429 before the daily cap of
     decisions.md (20 per endpoint) is used up, even on every endpoint in the same minute."""
