@@ -11,6 +11,7 @@ import hashlib
 import logging
 import posixpath
 import secrets
+import time
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -101,7 +102,14 @@ def publish(
     data = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
     storage.save(f"{generation}/{MANIFEST}", ContentFile(data))
     current = read_pointer(storage)
-    if current is not None and current["generation"] > generation:
+    # A newer snapshot published meanwhile stays; one dated after this very moment is not a
+    # race but a clock that was ahead (stepped back since, or another server's): keeping it
+    # froze the files until the clock caught up.
+    if (
+        current is not None
+        and current["generation"] > generation
+        and current.get("created_at", 0) <= time.time()
+    ):
         logger.warning(
             "datasets: %s is newer than %s; not switching", current["generation"], generation
         )

@@ -215,8 +215,8 @@ def _write_json(
 
 def data_fingerprint() -> str:
     """A cheap digest that changes when the published data changes (new, edited, moderated or
-    checked prices; new or closed bars; catalogue or city changes; an imported index). Seven
-    aggregate queries.
+    checked prices; new or closed bars; catalogue or city changes; an imported index), or the
+    site's name and address the files carry. Seven aggregate queries.
 
     Edits it cannot see (a renamed bar, say) reach the files at the next forced export
     (DATASETS_MAX_AGE_SECONDS) or when a service calls datasets_schedule_export().
@@ -245,6 +245,9 @@ def data_fingerprint() -> str:
             "beers": Beer.objects.aggregate(n=Count("id"), max_id=Max("id")),
             "formats": Format.objects.count(),
         },
+        # what the files say besides the data: their attribution and the bars' addresses
+        # (an import run beside `make run` on another port exported under the default ones)
+        (settings.ATTRIBUTION, settings.SITE_URL),
     ]
     return hashlib.sha256(repr(parts).encode()).hexdigest()[:32]
 

@@ -26,6 +26,22 @@ def test_exports_when_missing_then_only_on_change(world):
     assert read_pointer(datasets_storage())["generation"] == result.generation
 
 
+def test_files_made_under_another_site_address_are_made_again(world, settings):
+    """An import run beside `make run PORT=8131` exported under the default SITE_URL: the
+    files credited http://127.0.0.1:8000 while the server said :8131, until data changed."""
+    now = at(2026, 11, 23, 12)
+    settings.SITE_URL = "http://127.0.0.1:8000"
+    settings.ATTRIBUTION = "Breja (http://127.0.0.1:8000), ODbL 1.0"  # (derived in settings)
+    services.datasets_export_if_changed(now=now)
+    settings.SITE_URL = "http://127.0.0.1:8131"
+    settings.ATTRIBUTION = "Breja (http://127.0.0.1:8131), ODbL 1.0"
+    result = services.datasets_export_if_changed(now=now + dt.timedelta(minutes=5))
+    assert result is not None
+    index = datasets_storage().open(f"{result.generation}/index.json").read()
+    assert b"Breja (http://127.0.0.1:8131), ODbL 1.0" in index
+    assert services.datasets_export_if_changed(now=now + dt.timedelta(minutes=10)) is None
+
+
 def test_moderation_changes_without_new_rows_are_seen(world):
     now = at(2026, 11, 23, 12)
     services.datasets_export_if_changed(now=now)

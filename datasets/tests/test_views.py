@@ -261,6 +261,16 @@ def test_an_older_snapshot_finishing_late_does_not_replace_a_newer_one(world):
     assert generations.read_pointer(datasets_storage())["generation"] == newer.generation
 
 
+def test_a_generation_dated_in_the_future_does_not_freeze_the_files(world):
+    """A generation written by a clock that was ahead (stepped back since, another server's):
+    later exports switched no more until the clock caught up with it."""
+    from django.utils import timezone
+
+    datasets_export(progress=False, now=timezone.now() + dt.timedelta(days=1))
+    later = datasets_export(progress=False)
+    assert generations.read_pointer(datasets_storage())["generation"] == later.generation
+
+
 def test_cors_preflight_is_answered(client, exported):
     response = client.options(
         "/api/v1/sao-paulo/deals.json",
