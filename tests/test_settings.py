@@ -156,6 +156,26 @@ def test_make_run_keeps_recipients_out_of_the_servers_output(tmp_path):
     assert "To: quem@example.org" in sent.read_text()
 
 
+def test_make_runs_eager_tasks_run_without_a_broker_warning(tmp_path):
+    """Without Redis, tasks run in the process; each still took a producer of the in-memory
+    broker, and kombu warned "No hostname was supplied" on every one (import_datasets)."""
+    run = (
+        "from datasets.tasks import datasets_export_if_changed as t; "
+        "print(t.apply_async(kwargs={'force': True}).successful())"
+    )
+    env = {
+        "DEBUG": "1",
+        "REDIS_URL": "",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db'}",
+        "DATASETS_ROOT": str(tmp_path / "datasets"),
+    }
+    assert _manage("migrate", "-v0", **env).returncode == 0
+    result = _manage("shell", "-c", run, **env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("True")
+    assert "WARNING" not in result.stderr, result.stderr
+
+
 def test_a_503_is_logged_once_a_minute_not_for_every_request(client, db):
     """Degraded mode answers every live read 503: Django's ERROR line for each would flood the
     log; the first of each minute goes through."""

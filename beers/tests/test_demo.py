@@ -116,6 +116,12 @@ def test_if_empty_loads_into_an_empty_database_and_a_rerun_adds_nothing(
         call_command("load_demo", "--if-empty", stdout=out)
     # the cached answers are stale: the loaded cities show at once
     assert len(cached_cities()) >= 4
+    # and the served files follow (exported at once: no broker here)
+    from datasets.generations import read_pointer
+    from datasets.storage import datasets_storage
+
+    pointer = read_pointer(datasets_storage())
+    assert pointer is not None and "sao-paulo/deals.json" in pointer["files"]
     loaded = row_counts()
     assert loaded["Deal"] >= 400
     assert "created" in out.getvalue()

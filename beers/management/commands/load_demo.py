@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
-from beers.answers import answers_changed
 from beers.demo import demo_load
 from beers.models import City
+from datasets.services import datasets_schedule_export
 
 
 class Command(BaseCommand):
@@ -23,7 +23,10 @@ class Command(BaseCommand):
             self.stdout.write("load_demo: cities exist already; nothing loaded.")
             return
         created = demo_load()
-        answers_changed()  # answers cached before (an empty catalogue, say) are stale now
+        if any(created.values()):
+            # answers cached before (an empty catalogue, say) are stale now, and so are the
+            # files a server beside this command serves (exported at once without a broker)
+            datasets_schedule_export()
         summary = ", ".join(
             f"{name} {created[name]}"
             for name in (
