@@ -133,7 +133,12 @@ def _time_en(value: str, *, with_meridiem: bool = True) -> str:
 
 
 def hours_text(start: str, end: str, lang: str) -> str:
-    """'17h–20h' / '5–8 pm'; '22h–2h' / '10 pm–2 am'; end 24:00 -> '24h' / 'midnight'."""
+    """'17h–20h' / '5–8 pm'; '22h–2h' / '10 pm–2 am'; end 24:00 -> '24h' / 'midnight'; a
+    window ending when it starts lasts a whole day (decisions.md: `end ≤ start` closes the
+    next day), said as '8h–8h (24 h)' / '8 am–8 am (24 h)', not read as an empty one."""
+    if start == end:
+        time = _time_en(start) if lang == "en" else _time_pt(start)
+        return f"{time}–{time} (24 h)"
     if lang != "en":
         return f"{_time_pt(start)}–{_time_pt(end)}"
     if end == "24:00":

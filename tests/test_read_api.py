@@ -112,6 +112,23 @@ def test_english_labels_and_links(client, bar, formats):
     assert pt["when"] == "seg–sex 17h–20h" and pt["serving"] == "Garrafa 600 ml"
 
 
+@pytest.mark.parametrize(
+    ("start", "end", "pt", "en"),
+    [
+        ("22:00", "02:00", "sáb 22h–2h", "Sat 10 pm–2 am"),
+        ("18:00", "24:00", "sáb 18h–24h", "Sat 6 pm–midnight"),
+        # end = start: open a whole day (decisions.md), not an empty window
+        ("08:00", "08:00", "sáb 8h–8h (24 h)", "Sat 8 am–8 am (24 h)"),
+    ],
+)
+def test_a_schedules_text_says_how_long_it_lasts(client, bar, formats, start, end, pt, en):
+    make_deals(bar, formats, 1, kind="promo", schedules=[{"days": [6], "start": start, "end": end}])
+    answer = client.get("/api/v1/search", {"city": "sao-paulo"}).json()["deals"][0]
+    assert answer["when"] == pt
+    answer = client.get("/api/v1/search", {"city": "sao-paulo", "lang": "en"}).json()["deals"][0]
+    assert answer["when"] == en
+
+
 def test_confirmed_label_from_three_confirmations(client, bar, formats):
     deal = make_deals(bar, formats, 1)[0]
     deal.confirmations = 3
