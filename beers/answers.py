@@ -20,7 +20,7 @@ from django.db import transaction
 
 from beers import data_version, degraded
 from beers.errors import ApplicationError
-from beers.outage import DATABASE, DATABASE_ERRORS, STORE, database_failed
+from beers.outage import DATABASE_ERRORS, STORE, database_call
 from beers.selectors import names
 from beers.selectors.ranking import Answer
 
@@ -86,14 +86,11 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
             if zone is not None:
                 body = _local_time_now(body, zone, now)
             return CachedAnswer(body, max(0, int(now - computed_at)))
-    if DATABASE.down():
-        raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)
     try:
         # the catalogue's names too must be those of this version (names.snapshot)
-        with names.expected_version(None if version is None else version[0]):
+        with database_call(), names.expected_version(None if version is None else version[0]):
             answer = compute()
     except DATABASE_ERRORS as exc:
-        database_failed(exc)
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN) from exc
     body = orjson.dumps(answer.data)
     ttl = int(min(settings.LIVE_CACHE_SECONDS, answer.fresh_until.timestamp() - now))

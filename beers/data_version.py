@@ -36,6 +36,10 @@ def _city_key(city: str) -> str:
     return f"{VERSION_KEY}:city:{city}"
 
 
+def _venue_key(venue_id: int) -> str:
+    return f"{VERSION_KEY}:venue:{venue_id}"
+
+
 def keys_for(*, city: str | None = None, venue_id: int | None = None) -> list[str]:
     """The versions an answer rests on: the global one (moderation, admin edits, imports), and
     its city's or its bar's (confirmations and disputes change only those)."""
@@ -43,14 +47,14 @@ def keys_for(*, city: str | None = None, venue_id: int | None = None) -> list[st
     if city:
         keys.append(_city_key(city))
     elif venue_id:
-        keys.append(f"{VERSION_KEY}:venue:{venue_id}")
+        keys.append(_venue_key(venue_id))
     return keys
 
 
 def changed_keys(*, city: str | None = None, venue_id: int | None = None) -> list[str]:
     """The versions a change moves: its city's and bar's, or (neither given) the global one."""
     keys = [_city_key(city)] if city else []
-    keys += [f"{VERSION_KEY}:venue:{venue_id}"] if venue_id else []
+    keys += [_venue_key(venue_id)] if venue_id else []
     return keys or [VERSION_KEY]
 
 

@@ -50,15 +50,14 @@ def database_ok() -> bool:
     """Whether the database answers a trivial query now (bounded by connect/statement timeouts).
     For a few seconds after it did not (beers.outage), False at once: each write and status
     call waited out the pool's 3 s while the live reads skipped it."""
-    if outage.DATABASE.down():
-        return False
     try:
-        with connection.cursor() as cursor:
+        with outage.database_call(), connection.cursor() as cursor:
             cursor.execute("SELECT 1")
             cursor.fetchone()
         return True
+    except outage.KnownDown:
+        return False
     except Exception:
-        outage.DATABASE.failed()
         try:
             connection.close()
         except Exception:

@@ -10,6 +10,8 @@ cache, 3 s for the database pool), so after a failure the callers skip it for a 
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from django.db import DatabaseError, InterfaceError, OperationalError
 
@@ -55,9 +57,28 @@ STORE = Outage("shared cache", 10.0)
 DATABASE = Outage("database", 5.0)
 
 
+class KnownDown(OperationalError):
+    """The database did not answer a moment ago (DATABASE.down()): not asked again yet."""
+
+
 def database_failed(exc: BaseException) -> None:
     """Note a database error: one that says the database is not answering (OUTAGE_ERRORS: no
     connection, a timeout) marks it down for a few seconds; a query's own error does not close
-    the writes and pages of the process."""
-    if isinstance(exc, OUTAGE_ERRORS):
+    the writes and pages of the process (nor does KnownDown extend the mark)."""
+    if isinstance(exc, OUTAGE_ERRORS) and not isinstance(exc, KnownDown):
         DATABASE.failed()
+
+
+@contextmanager
+def database_call() -> Iterator[None]:
+    """Work that needs the database: refused at once with KnownDown (one of DATABASE_ERRORS)
+    for the few seconds after the database did not answer, rather than each caller waiting
+    out the pool's timeout in turn; an outage inside marks it down. The caller answers both
+    with its own outage answer (a degraded 503, a 503 page, an unavailable write)."""
+    if DATABASE.down():
+        raise KnownDown("the database did not answer a moment ago")
+    try:
+        yield
+    except DATABASE_ERRORS as exc:
+        database_failed(exc)
+        raise

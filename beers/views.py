@@ -176,12 +176,12 @@ def degradable(view):
         state = degraded.switch_state()
         if state is not None:
             return unavailable_page(request, lang, state["retry_after"])
-        if outage.DATABASE.down():  # failed a moment ago: at once, as the live reads
-            return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
         try:
-            return view(request, *args, lang=lang, **kwargs)
-        except DATABASE_ERRORS as exc:
-            outage.database_failed(exc)
+            with outage.database_call():
+                return view(request, *args, lang=lang, **kwargs)
+        except outage.KnownDown:  # failed a moment ago: at once, as the live reads
+            return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
+        except DATABASE_ERRORS:
             logger.warning("page %s: database not answering", request.path, exc_info=True)
             return unavailable_page(request, lang, degraded.DEFAULT_RETRY_AFTER)
 

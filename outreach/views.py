@@ -6,7 +6,6 @@ from the token, and the form posts back to the address it came from (`action=""`
 
 import logging
 
-from django.db import DatabaseError
 from django.http import Http404, HttpResponse
 from django.template.loader import render_to_string
 from django.utils import translation
@@ -84,12 +83,10 @@ def optout(request, token: str) -> HttpResponse:
     if request.method == "POST":
         # An invalid token runs the same UPDATE on no row (ids start at 1): in an outage every
         # token gets the same 503, and none answers sooner than a valid one would.
-        if outage.DATABASE.down():  # failed a moment ago: every token, at once
-            return _unavailable()
-        try:
-            services.lead_opt_out(lead_id=check_token(token) or 0)
-        except DatabaseError as exc:
-            outage.database_failed(exc)
+        try:  # (known down a moment ago: every token at once)
+            with outage.database_call():
+                services.lead_opt_out(lead_id=check_token(token) or 0)
+        except outage.DATABASE_ERRORS:
             return _unavailable()
         return _page("outreach/optout_done.html")
     return _page("outreach/optout.html")

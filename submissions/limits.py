@@ -29,7 +29,7 @@ from django.utils import timezone
 from beers import counters
 from beers.degraded import DEFAULT_RETRY_AFTER, database_ok, switch_state
 from beers.errors import ApplicationError
-from beers.outage import DATABASE_ERRORS, STORE, database_failed
+from beers.outage import DATABASE_ERRORS, STORE, database_call
 
 
 def _unavailable(message: str, retry: int | None = None) -> ApplicationError:
@@ -82,11 +82,20 @@ def burst_check(address_hash: str) -> None:
         )
 
 
+def _today(now: dt.datetime | None = None) -> dt.date:
+    """The calendar day of the caps: settings.TIME_ZONE's."""
+    return (now or timezone.now()).astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    """When `day` begins in settings.TIME_ZONE."""
+    return dt.datetime.combine(day, dt.time(), tzinfo=zoneinfo.ZoneInfo(settings.TIME_ZONE))
+
+
 def seconds_to_midnight(now: dt.datetime | None = None) -> int:
     """Seconds until the next midnight in settings.TIME_ZONE."""
-    tz = zoneinfo.ZoneInfo(settings.TIME_ZONE)
-    local = (now or timezone.now()).astimezone(tz)
-    tomorrow = dt.datetime.combine(local.date() + dt.timedelta(days=1), dt.time(), tzinfo=tz)
+    local = now or timezone.now()
+    tomorrow = _midnight(_today(local) + dt.timedelta(days=1))
     # In UTC: between two datetimes of the same zone Python subtracts wall-clock times.
     # rounded up: a client that waits as long as it is told is past midnight
     return max(
@@ -96,10 +105,6 @@ def seconds_to_midnight(now: dt.datetime | None = None) -> int:
 
 CAP_WAIT_SECONDS = 10.0  # longer than a write takes: two siteverify tries, then the database
 CAP_POLL_SECONDS = 0.05
-
-
-def _today() -> dt.date:
-    return timezone.now().astimezone(zoneinfo.ZoneInfo(settings.TIME_ZONE)).date()
 
 
 def _cap_keys(endpoint: str, address_hash: str, day: dt.date) -> tuple[str, str]:
@@ -121,11 +126,10 @@ def _seed(stored: QuerySet, day: dt.date, keys: tuple[str, str], ttl: int) -> No
     except Exception as exc:
         STORE.failed()
         raise _counter_store_down() from exc
-    midnight = dt.datetime.combine(day, dt.time(), tzinfo=zoneinfo.ZoneInfo(settings.TIME_ZONE))
     try:
-        count = stored.filter(created_at__gte=midnight).count()
+        with database_call():
+            count = stored.filter(created_at__gte=_midnight(day)).count()
     except DATABASE_ERRORS as exc:
-        database_failed(exc)
         raise _unavailable("Writes are closed for now.", DEFAULT_RETRY_AFTER) from exc
     try:
         for key in keys:  # another request's add wins, with the same count

@@ -16,13 +16,11 @@ import threading
 import time
 from dataclasses import dataclass
 
-from django.db import OperationalError
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
 from beers import outage
 from beers.models import City
-from beers.outage import DATABASE_ERRORS
 
 from . import render
 
@@ -87,13 +85,8 @@ def _reloaded() -> _Snapshot:
         current = _snapshot
         if current is not None and current.loaded_at >= asked:
             return current
-        if outage.DATABASE.down():
-            raise OperationalError("the database did not answer a moment ago (active cities)")
-        try:
+        with outage.database_call():
             current = _snapshot = _load()
-        except DATABASE_ERRORS as exc:
-            outage.database_failed(exc)
-            raise
         return current
 
 

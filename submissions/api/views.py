@@ -124,7 +124,7 @@ class _NotADuplicate(Exception):
 
 class WriteApi(APIView):
     endpoint: str = ""
-    stored: type = models.PriceSubmission  # a row per write received (limits.daily_cap)
+    stored: type  # each endpoint's model: a row per write received (limits.daily_cap)
     serializer_class: type = SubmissionSerializer
     body_limit: int = BODY_LIMIT
 
