@@ -1,7 +1,7 @@
 """The opt-out page: GET shows one button, POST (the button or RFC 8058 one-click) opts out.
 
 Every token gets the same bytes, valid or not, used or not: the page carries nothing derived
-from the token, and the form posts back to the address it came from (`action=""`).
+from the token, and the form posts back to the address it came from (no `action`: HTML allows no empty one).
 """
 
 import logging

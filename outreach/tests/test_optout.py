@@ -116,7 +116,7 @@ def test_get_is_a_portuguese_page_with_one_button_posting_to_itself(client, lead
     assert '<html lang="pt-BR">' in html
     assert html.count("<button") == 1
     assert html.count("<form") == 1
-    assert re.search(r'<form method="post" action="">', html)
+    assert re.search(r'<form method="post">', html)  # to itself (an empty action is no HTML)
     assert "Não quero mais receber contatos" in html
     assert response["Cache-Control"] == "no-store"
     assert response["Referrer-Policy"] == "no-referrer"
@@ -171,6 +171,26 @@ def test_post_valid_token_stops_every_channel_and_sends_one_email(client, lead, 
     assert "Boteco do Zé" in mail.body
     # no reply address set: no Reply-To, and no "answer this e-mail" from a no-reply sender
     assert mail.reply_to == [] and "responder" not in mail.body
+
+
+@pytest.mark.browser
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_the_button_opts_out_in_a_browser(live_server, lead, settings):
+    """The owner opens the link from the e-mail in Chromium and presses the one button."""
+    from playwright.sync_api import expect
+
+    from beers.tests.test_pages import browser_page
+
+    address = f"{live_server.url}{url(make_token(lead.id))}"
+    with browser_page(settings, 420) as (page, artifacts):
+        page.goto(address)
+        page.get_by_role("button", name="Não quero mais receber contatos").click()
+        expect(page.locator("h1")).to_have_text("Pedido recebido")
+        assert page.url == address  # posted back to the link itself
+        page.screenshot(path=str(artifacts / "optout-done.png"), full_page=True)
+    lead.refresh_from_db()
+    assert lead.status == LeadStatus.DO_NOT_CONTACT
 
 
 def test_the_confirmation_asks_for_a_reply_only_with_a_reply_address(

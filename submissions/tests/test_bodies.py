@@ -8,6 +8,7 @@ import base64
 import copy
 import datetime as dt
 import io
+import json
 import struct
 
 import pytest
@@ -680,6 +681,35 @@ def test_body_not_a_json_object_is_400(api, world, writes_open, path, raw, conte
     assert response.status_code == 400
     answer = response.json()
     assert answer["error"] == "invalid_request" and answer["issues"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("content_type", "status"),
+    [
+        ("application/json", 202),
+        ("application/json; charset=utf-8", 202),
+        ("Application/JSON", 202),
+        ("application/vnd.breja+json", 202),
+        (None, 202),  # declared nothing: read as JSON (docs/decisions.md)
+        ("text/plain", 400),
+        ("application/x-www-form-urlencoded", 400),
+        ("multipart/form-data; boundary=x", 400),
+        ("application/octet-stream", 400),
+    ],
+)
+def test_which_declared_types_are_read_as_json(api, world, writes_open, content_type, status):
+    raw = json.dumps({"city": "Campinas", "turnstile": "tok"})
+    if content_type is None:
+        response = api.client.generic("POST", "/api/v1/city-requests", raw, content_type="")
+        assert response.wsgi_request.content_type == ""
+    else:
+        response = api.post("/api/v1/city-requests", raw=raw, content_type=content_type)
+    assert response.status_code == status, response.content
+    if status == 400:
+        assert response.json()["issues"][0]["message"] == (
+            "The body must be JSON (Content-Type: application/json)."
+        )
 
 
 @pytest.mark.django_db
