@@ -9,6 +9,12 @@ _TOO_MANY = {
     "headers": {"Retry-After": {"schema": {"type": "integer"}}},
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
 }
+_UNAVAILABLE = {
+    "description": "the database or the rate counters' store does not answer (unavailable); "
+    "nothing was recorded, try again",
+    "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}},
+}
 _TOKEN = {
     "name": "token",
     "in": "path",
@@ -35,6 +41,7 @@ def add_optout_paths(result, generator, request, public):
             "responses": {
                 "200": {"description": "the page, the same for every token", "content": _HTML},
                 "429": _TOO_MANY,
+                "503": _UNAVAILABLE,
             },
         },
         "post": {
@@ -64,6 +71,7 @@ def add_optout_paths(result, generator, request, public):
                     },
                 },
                 "429": _TOO_MANY,
+                "503": _UNAVAILABLE,
             },
         },
     }

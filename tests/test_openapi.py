@@ -70,7 +70,8 @@ def test_openapi_has_the_static_files_and_the_optout_page(client, db):
     token = optout["get"]["parameters"][0]
     assert token["schema"]["pattern"] == r"^[0-9]{1,9}\.[A-Za-z0-9_-]{43}$"
     assert "text/html" in optout["post"]["responses"]["200"]["content"]
-    assert set(optout["post"]["responses"]) == {"200", "413", "429"}  # a form body too big
+    assert set(optout["post"]["responses"]) == {"200", "413", "429", "503"}  # 413: a big form
+    assert set(optout["get"]["responses"]) == {"200", "429", "503"}
 
 
 def test_every_429_and_503_says_retry_after(client, db):

@@ -197,6 +197,18 @@ def test_approve_a_price_for_a_listed_bar(mod, moderator, world, api, writes_ope
     assert "aprovado" in entry.get_change_message()
 
 
+def test_an_earlier_observation_is_verified_and_first_seen_at_noon_of_its_day(
+    mod, world, api, writes_open
+):
+    """datasets/README.md: a price's `created_at` is when it was first seen, its first check."""
+    day = world.city.local_now().date() - dt.timedelta(days=12)
+    sub = submit(api, world, price=7.5, observed_on=day.isoformat())
+    decide(mod, sub, decision="approve")
+    deal = Deal.objects.get(pk=PriceSubmission.objects.get(pk=sub.pk).deal_id)
+    noon = dt.datetime.combine(day, dt.time(12), tzinfo=world.city.tz)
+    assert deal.verified_at == deal.created_at == deal.checks.get().checked_at == noon
+
+
 def test_a_nickname_is_credited_trimmed_and_spaces_alone_credit_nobody(
     mod, world, api, writes_open
 ):
