@@ -80,6 +80,9 @@ def test_open_bars_only_with_their_kind_and_without_price_per_litre(client, bar,
     assert [d["kind"] for d in body["deals"]] == ["open_bar"]
     assert "price_per_litre_brl" not in body["deals"][0]
     assert body["deals"][0]["open_bar_minutes"] == 120
+    # no price per litre: a cap on it leaves no open bar (docs/decisions.md)
+    capped = {"city": "sao-paulo", "kind": "open_bar", "max_price_per_litre": "1000"}
+    assert client.get("/api/v1/search", capped).json()["deals"] == []
 
 
 def test_format_query_is_our_filter_not_a_renderer_switch(client, bar, formats):
@@ -742,6 +745,9 @@ def test_operator_switch_degrades_live_reads(client, bar, formats):
         assert body["error"] == "degraded" and body["datasets"] == "/api/v1/index.json"
         assert body["message"]
     assert client.get("/api/v1/status").json()["db"] is False
+    # the switch comes before the parameters: a bad one gets the degraded 503 too
+    bad = client.get("/api/v1/search", {"city": "São Paulo", "limit": "0"})
+    assert bad.status_code == 503 and bad.json()["error"] == "degraded"
     # a method the endpoint lacks is still a 405, not the degraded answer
     wrong = client.post("/api/v1/search?city=sao-paulo")
     assert wrong.status_code == 405 and wrong.json()["error"] == "method_not_allowed"
