@@ -21,6 +21,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from .models import (
+    DISPUTED_AT,
+    SUSPENDED_AT,
     VENUE_ATTRIBUTES,
     Beer,
     Brand,
@@ -512,9 +514,9 @@ def _standing(rng: random.Random) -> tuple[str, int, int]:
     confirmations = rng.choices(range(7), (30, 20, 15, 12, 10, 8, 5))[0]
     roll = rng.random()
     if roll < 0.05:
-        return DealStatus.DISPUTED, confirmations, 2
+        return DealStatus.DISPUTED, confirmations, DISPUTED_AT
     if roll < 0.07:
-        return DealStatus.SUSPENDED, confirmations, 3
+        return DealStatus.SUSPENDED, confirmations, SUSPENDED_AT
     if roll < 0.08:
         return DealStatus.RETIRED, confirmations, 0
     return DealStatus.PUBLISHED, confirmations, 0

@@ -9,6 +9,8 @@ from django.utils import timezone
 from .answers import answers_changed
 from .geo import point_in_geometry
 from .models import (
+    DISPUTED_AT,
+    SUSPENDED_AT,
     Beer,
     Brand,
     CheckSource,
@@ -206,6 +208,17 @@ def venue_close(*, venue: Venue) -> Venue:
     venue.status = VenueStatus.CLOSED
     venue.save(update_fields=["status"])
     return venue
+
+
+def standing_with_disputes(status: str, open_disputes: int) -> str:
+    """The standing a price's open disputes give it (interface.md's machine): from
+    `DISPUTED_AT` disputed, from `SUSPENDED_AT` out of the rankings until a moderator decides;
+    fewer leave the status as it is."""
+    if open_disputes >= SUSPENDED_AT:
+        return DealStatus.SUSPENDED
+    if open_disputes >= DISPUTED_AT and status == DealStatus.PUBLISHED:
+        return DealStatus.DISPUTED
+    return status
 
 
 @transaction.atomic

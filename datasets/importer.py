@@ -39,7 +39,6 @@ from beers.models import (
     INSTAGRAM_RE,
     RANKED_STATUSES,
     SLUG_RE,
-    SUSPENDED_AT,
     UF_CODES,
     VENUE_ATTRIBUTES,
     Beer,
@@ -66,6 +65,7 @@ from beers.selectors.price_index import (
     last_ended_month,
     month_is_final,
 )
+from beers.services import standing_with_disputes
 
 from . import rows
 from .rows import from_unix
@@ -784,10 +784,9 @@ def _deals_from(
         # price_per_litre_cents is derived (price, units, the format's volume): the database
         # computes its own, so a tree rounding it another way is not refused for it.
         format_id, volume_ml = formats[item["format_code"]]
-        if item["open_disputes"] >= SUSPENDED_AT:
-            # interface.md: 3 open disputes take a price out of the rankings, whatever the
-            # tree calls it (an export never writes such a price: it is suspended)
-            item["status"] = DealStatus.SUSPENDED
+        # interface.md: 3 open disputes take a price out of the rankings, 2 make it disputed,
+        # whatever the tree calls it (an export never writes a published price with 2)
+        item["status"] = standing_with_disputes(item["status"], item["open_disputes"])
         objs.append(
             Deal(
                 id=item_id,

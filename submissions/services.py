@@ -20,18 +20,15 @@ from beers.answers import answers_changed
 from beers.crypto import blind_index
 from beers.errors import Issue, not_found, unprocessable
 from beers.models import (
-    DISPUTED_AT,
-    SUSPENDED_AT,
     CheckSource,
     City,
     Deal,
-    DealStatus,
     Format,
     PriceCheck,
     Venue,
 )
 from beers.selectors.published import published_deals
-from beers.services import deal_record_check
+from beers.services import deal_record_check, standing_with_disputes
 from beers.text import name_key
 from outreach.links import menu_link_trusts
 
@@ -369,10 +366,7 @@ def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None)
     except IntegrityError:
         return DUPLICATE
     deal.open_disputes += 1
-    if deal.open_disputes >= SUSPENDED_AT:
-        deal.status = DealStatus.SUSPENDED
-    elif deal.open_disputes >= DISPUTED_AT:
-        deal.status = DealStatus.DISPUTED
+    deal.status = standing_with_disputes(deal.status, deal.open_disputes)
     deal.save(update_fields=["open_disputes", "status"])
     answers_changed(city=city.slug, venue_id=deal.venue_id)
     return RECEIVED

@@ -34,7 +34,7 @@ from beers.models import (
 
 from . import cities, names, on_now, render
 from .prepared import Prepared
-from .published import NOT_A_BAR
+from .published import NOT_A_BAR, published_deals
 from .queries import CheapestQuery, SearchQuery, VenueQuery
 
 PRICE_ORDER = ("price_per_litre", "price_cents", "-verified_at", "id")
@@ -90,13 +90,11 @@ def oldest_check(city: City, today: dt.date) -> dt.datetime:
 
 
 def _ranked(*, city_id: int, today: dt.date, oldest: dt.datetime) -> QuerySet[Deal]:
+    """The published set (`published_deals`: what deals.json holds) narrowed to the rankings:
+    a bar people drink at, checked recently enough, valid today."""
     return (
-        Deal.objects.filter(
-            city_id=city_id,
-            status__in=RANKED_STATUSES,
-            venue__status=VenueStatus.OPEN,
-            verified_at__gte=oldest,
-        )
+        published_deals()
+        .filter(city_id=city_id, verified_at__gte=oldest)
         .exclude(NOT_A_BAR)
         .filter(Q(valid_from__isnull=True) | Q(valid_from__lte=today))
         .filter(Q(valid_until__isnull=True) | Q(valid_until__gte=today))
@@ -407,7 +405,7 @@ def _venue_answer(venue: Venue, *, lang: str, now: dt.datetime) -> Answer:
     )
     deals = _render(priced + open_bars, city=city, lang=lang, today=today)
     has_price = venue.status == VenueStatus.OPEN and (
-        bool(ranked) or Deal.objects.filter(venue=venue, status__in=RANKED_STATUSES).exists()
+        bool(ranked) or published_deals().filter(venue=venue).exists()
     )
     answer = render.deals_envelope(city=city, lang=lang, now=now, deals=deals)
     answer["venue"] = render.public_venue(venue, city=city, lang=lang, has_price=has_price)

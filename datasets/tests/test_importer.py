@@ -571,20 +571,24 @@ def test_blank_lines_at_the_end_of_a_csv_are_allowed_not_between_rows(exported, 
 
 
 def test_a_price_with_three_open_disputes_is_loaded_out_of_the_rankings(exported, tmp_path):
-    """interface.md: 3 open disputes take a price out of the rankings, whatever the tree
-    calls it."""
+    """interface.md: 3 open disputes take a price out of the rankings, 2 make it disputed,
+    whatever the tree calls it."""
     items = read_json(exported / "sao-paulo" / "deals.json")["items"]
-    out, kept = items[0]["id"], items[1]["id"]
+    out, kept, called_published, one = (item["id"] for item in items[:4])
 
     def dispute(d):
         d["items"][0].update(status="disputed", open_disputes=3)
         d["items"][1].update(status="disputed", open_disputes=2)
+        d["items"][2].update(status="published", open_disputes=2)
+        d["items"][3].update(status="published", open_disputes=1)
 
     _break(exported, "sao-paulo/deals.json", dispute)
     wipe_database()
     datasets_import(exported, progress=False)
     assert Deal.objects.get(pk=out).status == "suspended"
     assert Deal.objects.get(pk=kept).status == "disputed"
+    assert Deal.objects.get(pk=called_published).status == "disputed"
+    assert Deal.objects.get(pk=one).status == "published"
     datasets_export(directory=tmp_path / "again", progress=False)
     ids = {d["id"] for d in read_json(tmp_path / "again" / "sao-paulo" / "deals.json")["items"]}
     assert kept in ids and out not in ids
