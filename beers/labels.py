@@ -11,10 +11,36 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.utils import translation
 from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
+from django.utils.translation import gettext_lazy, ngettext
 
 LANGS = ("pt-BR", "en")
 DJANGO_LANG = {"pt-BR": "pt-br", "en": "en"}
+
+
+# The pages' words for a price's kind, a bar's kind and its attributes
+KIND_LABELS = {
+    "regular": gettext_lazy("Regular price"),
+    "happy_hour": gettext_lazy("Happy hour"),
+    "promo": gettext_lazy("Promotion"),
+    "combo": gettext_lazy("Combo"),
+    "open_bar": gettext_lazy("Open bar"),
+}
+VENUE_KIND_LABELS = {
+    "bar": gettext_lazy("Bar"),
+    "boteco": gettext_lazy("Boteco"),
+    "pub": gettext_lazy("Pub"),
+    "barraca": gettext_lazy("Beach stall"),
+    "restaurante": gettext_lazy("Restaurant"),
+    "deposito": gettext_lazy("Drinks shop"),
+    "cervejaria": gettext_lazy("Brewery"),
+    "outro": gettext_lazy("Other"),
+}
+ATTRIBUTE_LABELS = {
+    "musica_ao_vivo": gettext_lazy("Live music"),
+    "transmite_jogos": gettext_lazy("Shows matches"),
+    "area_externa": gettext_lazy("Outdoor seating"),
+    "pe_na_areia": gettext_lazy("On the sand"),
+}
 
 
 def _lang(lang: str) -> str:

@@ -459,10 +459,6 @@ class Deal(models.Model):
                     kwargs["update_fields"] = {*fields, "brand"}
         super().save(*args, **kwargs)
 
-    @property
-    def litres(self) -> float:
-        return self.units * self.volume_ml / 1000
-
 
 class CheckSource(models.TextChoices):
     SUBMISSION = "submission", _("envio")

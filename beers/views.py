@@ -12,49 +12,19 @@ from django.conf import settings
 from django.http import HttpResponse, HttpResponsePermanentRedirect
 from django.template.response import TemplateResponse
 from django.utils import translation
-from django.utils.translation import gettext_lazy as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from beers import degraded, labels, outage
 from beers.errors import ApplicationError
 from beers.outage import DATABASE_ERRORS
-from beers.selectors import cities, published, ranking
-from beers.selectors.queries import SearchQuery
+from beers.selectors import cities, published, ranking, render
+from beers.selectors.queries import MAX_DEALS, SearchQuery
 
 logger = logging.getLogger(__name__)
 
 
-DJANGO_LANG = {"pt-BR": "pt-br", "en": "en"}
-PAGE_LIMIT = 50
-
-KIND_LABELS = {
-    "regular": _("Regular price"),
-    "happy_hour": _("Happy hour"),
-    "promo": _("Promotion"),
-    "combo": _("Combo"),
-    "open_bar": _("Open bar"),
-}
-VENUE_KIND_LABELS = {
-    "bar": _("Bar"),
-    "boteco": _("Boteco"),
-    "pub": _("Pub"),
-    "barraca": _("Beach stall"),
-    "restaurante": _("Restaurant"),
-    "deposito": _("Drinks shop"),
-    "cervejaria": _("Brewery"),
-    "outro": _("Other"),
-}
-ATTRIBUTE_LABELS = {
-    "musica_ao_vivo": _("Live music"),
-    "transmite_jogos": _("Shows matches"),
-    "area_externa": _("Outdoor seating"),
-    "pe_na_areia": _("On the sand"),
-}
-
-
-def _prefix(lang: str) -> str:
-    return "/en" if lang == "en" else ""
+PAGE_LIMIT = MAX_DEALS  # a city page lists what one search answer can hold
 
 
 def _other(lang: str) -> str:
@@ -68,7 +38,7 @@ def site_context(lang: str) -> dict:
         "lang": lang,
         "site_name": settings.SITE_NAME,
         "attribution": settings.ATTRIBUTION,
-        "home_path": _prefix(lang) or "/",
+        "home_path": render.lang_prefix(lang) or "/",
         "api_docs": "/api/v1/docs",
         "openapi": "/api/v1/openapi.json",
         "datasets": "/api/v1/index.json",
@@ -94,7 +64,7 @@ def _deal_rows(deals: list[dict], lang: str) -> list[dict]:
             **d,
             "credit": credited.get(d["id"], ""),
             "path": _path(d["url"]),
-            "kind_label": KIND_LABELS.get(d["kind"], d["kind"]),
+            "kind_label": labels.KIND_LABELS.get(d["kind"], d["kind"]),
             "price_text": _money(d["price_brl"], lang),
             "per_litre_text": _money(d.get("price_per_litre_brl"), lang),
             "couvert_text": _money(d["couvert_brl"], lang),
@@ -113,7 +83,7 @@ def _render(
 ) -> HttpResponse:
     """Render in the page's language; `alternate` is the same page's path in the other one."""
     other = _other(lang)
-    with translation.override(DJANGO_LANG[lang]):
+    with translation.override(labels.DJANGO_LANG[lang]):
         response = TemplateResponse(
             request,
             template,
@@ -228,7 +198,7 @@ def city_page(request, city: str, lang: str = "pt-BR") -> HttpResponse:
         "cut": answer.data["count"] >= PAGE_LIMIT,
     }
     response = _render(
-        request, "beers/city.html", lang, context, alternate=f"{_prefix(other)}/{city}"
+        request, "beers/city.html", lang, context, alternate=f"{render.lang_prefix(other)}/{city}"
     )
     return _cache(response, answer.fresh_until)
 
@@ -249,12 +219,16 @@ def venue_page(request, city: str, venue: str, lang: str = "pt-BR") -> HttpRespo
         "venue": bar,
         "city_slug": city,
         "city_path": _path(data["city_url"]),
-        "kind_label": VENUE_KIND_LABELS.get(bar["kind"], bar["kind"]),
-        "attribute_labels": [ATTRIBUTE_LABELS.get(a, a) for a in bar["attributes"]],
+        "kind_label": labels.VENUE_KIND_LABELS.get(bar["kind"], bar["kind"]),
+        "attribute_labels": [labels.ATTRIBUTE_LABELS.get(a, a) for a in bar["attributes"]],
         "deals": _deal_rows(data["deals"], lang),
     }
     response = _render(
-        request, "beers/venue.html", lang, context, alternate=f"{_prefix(other)}/{city}/{venue}"
+        request,
+        "beers/venue.html",
+        lang,
+        context,
+        alternate=f"{render.lang_prefix(other)}/{city}/{venue}",
     )
     return _cache(response, answer.fresh_until)
 

@@ -116,11 +116,6 @@ PRICE_INDEX_CSV_COLUMNS = (
 )
 
 
-def unix(instant: dt.datetime) -> int:
-    """Whole seconds since the epoch (sub-second parts dropped)."""
-    return int(instant.timestamp() // 1)
-
-
 def from_unix(seconds: int) -> dt.datetime:
     return dt.datetime.fromtimestamp(seconds, tz=dt.UTC)
 

@@ -673,7 +673,7 @@ def datasets_export(
             prune(
                 storage,
                 now=now,
-                grace_seconds=int(getattr(settings, "DATASETS_GRACE_SECONDS", 900)),
+                grace_seconds=settings.DATASETS_GRACE_SECONDS,
             )
     result.seconds = time.monotonic() - started
     logger.info("datasets: exported %s in %.1fs", result.generation or directory, result.seconds)
@@ -702,12 +702,12 @@ def datasets_export_if_changed(
     pending = bool(cache.get(PENDING_KEY))
     if not force and not pending and pointer is not None:
         age = now.timestamp() - pointer.get("created_at", 0)
-        max_age = int(getattr(settings, "DATASETS_MAX_AGE_SECONDS", 3600))
+        max_age = settings.DATASETS_MAX_AGE_SECONDS
         final_at = pointer.get("final_at")
         month_ended = final_at is not None and now.timestamp() >= final_at
         if age < max_age and not month_ended and pointer.get("fingerprint") == data_fingerprint():
             return None
-    if not cache.add(LOCK_KEY, 1, timeout=int(getattr(settings, "DATASETS_LOCK_SECONDS", 1800))):
+    if not cache.add(LOCK_KEY, 1, timeout=settings.DATASETS_LOCK_SECONDS):
         cache.set(PENDING_KEY, 1, timeout=None)
         return None
     try:
@@ -729,7 +729,7 @@ def datasets_schedule_export() -> None:
     from .tasks import datasets_export_if_changed as task
 
     answers_changed()  # the live answers too, at once
-    delay = int(getattr(settings, "DATASETS_EXPORT_DELAY_SECONDS", 30))
+    delay = settings.DATASETS_EXPORT_DELAY_SECONDS
 
     def enqueue() -> None:
         marked = False

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 def statement_timeout_ms() -> int:
     """How long one of the export's statements may take (not the API's few seconds)."""
-    return int(getattr(settings, "DATASETS_STATEMENT_TIMEOUT_MS", 600_000))
+    return settings.DATASETS_STATEMENT_TIMEOUT_MS
 
 
 def batch_session(cursor) -> None:

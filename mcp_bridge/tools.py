@@ -1,6 +1,7 @@
-"""The seven tools. Each one parses its arguments with the parser the REST API uses, answers
-through the same selector and the same answer cache, and returns the very JSON the API serves:
-as structured content and, unchanged, as text.
+"""The seven tools. Each one parses its arguments in beers.selectors.queries and answers
+through a selector; the three with a REST twin (search_deals, cheapest_now, get_venue) use the
+REST API's parser, selector and answer cache and return the very JSON the API serves. Every
+answer is structured content and, unchanged, text.
 
 Arguments are declared loosely in Python (`Any`) and precisely in the published input schema:
 validation happens once, in beers.selectors.queries, so a bad value gets the API's message
@@ -433,7 +434,8 @@ def catalog() -> Annotated[CallToolResult, schemas.CatalogAnswer]:
     """What Breja covers: the cities (slug, name, state, time zone, number of prices and bars),
     the beer brands and the serving formats (code, type, volume in ml, labels).
     A city's deal_count counts every price of its open data (deals.json), old ones included:
-    search_deals leaves out prices checked more than 180 days ago or outside their dates.
+    search_deals leaves out prices checked more than 180 days ago or outside their dates, and
+    those of drinks shops where people cannot drink.
 
     Call it first: its slugs are what the other tools take (city everywhere, brand and format
     in search_deals, format in cheapest_now)."""

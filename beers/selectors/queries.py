@@ -12,6 +12,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from beers.errors import Issue, invalid
+from beers.labels import LANGS
 from beers.models import DealKind
 
 from .price_index import MONTH_RE
@@ -24,7 +25,6 @@ FORMAT_RE = re.compile(r"^[a-z0-9_-]{2,40}$")
 _INTEGER_RE = re.compile(r"([+-]?)0*([0-9]+)")
 _NUMBER_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
 KINDS = tuple(DealKind.values)
-LANGS = ("pt-BR", "en")
 
 
 @dataclass(frozen=True)

@@ -298,9 +298,9 @@ def _cheapest(query: CheapestQuery, city: City, now: dt.datetime) -> tuple[Answe
 def next_change(city: City, now: dt.datetime) -> dt.datetime:
     """When the set of prices on in the city may next change: a schedule edge or midnight.
 
-    Reads the distinct schedules of every published or disputed price of the city (from the
-    `deal_schedules` index), a superset of the ranked ones: an extra edge only ends a cached
-    answer earlier, never later."""
+    Reads the distinct schedules of every published or disputed price of the city but its
+    open bars (which cheapest never lists), from the `deal_schedules` index: a superset of the
+    ranked ones, and an extra edge only ends a cached answer earlier, never later."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(_distinct_schedules_sql(), [city.pk, city.pk])

@@ -16,16 +16,16 @@ OUT_OF_DATE_DAYS = 90
 MAX_AGE_DAYS = 180
 
 
-def _lang_prefix(lang: str) -> str:
+def lang_prefix(lang: str) -> str:
     return "/en" if lang == "en" else ""
 
 
 def city_url(city: City, lang: str) -> str:
-    return f"{settings.SITE_URL}{_lang_prefix(lang)}/{city.slug}"
+    return f"{settings.SITE_URL}{lang_prefix(lang)}/{city.slug}"
 
 
 def venue_url(city: City, venue: Venue, lang: str) -> str:
-    return f"{settings.SITE_URL}{_lang_prefix(lang)}/{city.slug}/{venue.slug}"
+    return f"{settings.SITE_URL}{lang_prefix(lang)}/{city.slug}/{venue.slug}"
 
 
 # The deal columns (plus its bar's) that an answer reads: one join, no model instances.
@@ -82,7 +82,7 @@ def public_deal(
     brand = names.brands.get(row["brand_id"]) if row["brand_id"] else None
     beer = names.beers.get(row["beer_id"]) if row["beer_id"] else None
     hood = names.neighbourhoods.get(row["venue__neighbourhood_id"])
-    prefix = _lang_prefix(lang)
+    prefix = lang_prefix(lang)
     item = {
         "id": row["id"],
         "venue": row["venue__name"],

@@ -1,28 +1,11 @@
-"""OpenAPI pieces of the write endpoints.
-
-``ErrorResponse`` and ``Received`` are the read API's components (beers/api/schema.py); until
-that module is on this branch, identical fallbacks keep the component names the same.
-"""
+"""OpenAPI pieces of the write endpoints (``ErrorResponse`` and ``Received`` are the read API's
+components, beers/api/schema.py)."""
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
 from rest_framework import serializers
 
-try:  # pragma: no cover - depends on merge order
-    from beers.api.schema import ErrorResponse, Received
-except ImportError:  # pragma: no cover
-
-    class IssueSerializer(serializers.Serializer):
-        path = serializers.CharField()
-        message = serializers.CharField()
-
-    class ErrorResponse(serializers.Serializer):
-        error = serializers.CharField(help_text="machine-readable code")
-        message = serializers.CharField(required=False)
-        issues = IssueSerializer(many=True, required=False)
-
-    class Received(serializers.Serializer):
-        status = serializers.ChoiceField(choices=["received", "duplicate"])
+from beers.api.schema import ErrorResponse, Received
 
 
 class StrictSerializerExtension(OpenApiSerializerExtension):

@@ -11,6 +11,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from beers.models import (
+    INSTAGRAM_RE,
     SLUG_RE,
     VENUE_ATTRIBUTES,
     City,
@@ -43,7 +44,6 @@ SLUG_MESSAGE = "Must be a slug: lowercase letters and digits, groups joined by s
 SEEN_IN = ("menu", "poster", "instagram", "staff", "receipt", "other")
 HOUR_START_RE = r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"
 HOUR_END_RE = r"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"
-INSTAGRAM_RE = r"^[a-z0-9._]{1,30}$"
 REF_RE = r"^[A-Za-z0-9_-]{16}$"
 
 
