@@ -61,6 +61,16 @@ def reais(cents: int | float) -> Decimal:
     return (Decimal(repr(cents)) / 100).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
+def price_per_litre_cents(price_cents: int, units: int, volume_ml: int, kind: str) -> int | None:
+    """Cents per litre, rounded half-up from the exact value; None for open bars. The live
+    answers show `reais()` of the stored float column (price × 1000 / (units × volume)), which
+    gives the same cents: a test holds the two together."""
+    if kind == "open_bar":
+        return None
+    denominator = units * volume_ml
+    return (2 * price_cents * 1000 + denominator) // (2 * denominator)
+
+
 def cents_round(value: float) -> int:
     """Half-up rounding to an integer number of cents."""
     return int(Decimal(repr(value)).quantize(Decimal("1"), rounding=ROUND_HALF_UP))

@@ -12,6 +12,8 @@ Choices the format leaves open (written down in datasets/README.md):
 import datetime as dt
 from decimal import Decimal
 
+from beers.labels import price_per_litre_cents
+
 DEAL_KEYS = (
     "id",
     "venue_id",
@@ -122,14 +124,6 @@ def from_unix(seconds: int) -> dt.datetime:
 
 def local_date(seconds: int, tz) -> str:
     return dt.datetime.fromtimestamp(seconds, tz=tz).date().isoformat()
-
-
-def price_per_litre_cents(price_cents: int, units: int, volume_ml: int, kind: str) -> int | None:
-    """Cents per litre, rounded half-up from the exact value; None for open bars."""
-    if kind == "open_bar":
-        return None
-    denominator = units * volume_ml
-    return (2 * price_cents * 1000 + denominator) // (2 * denominator)
 
 
 def brl(cents: int | None) -> str:

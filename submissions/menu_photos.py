@@ -25,11 +25,11 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from beers import labels
 from beers.models import PRICE_MAX_CENTS, Beer, Brand, CheckSource, Deal, Format, Venue
 from beers.selectors.published import published_deals
 from beers.services import deal_create, deal_record_check
 from beers.text import name_key
-from datasets.rows import price_per_litre_cents
 from datasets.services import datasets_schedule_export
 
 from . import menus, ocr
@@ -60,7 +60,7 @@ def menu_catalogue() -> menus.Catalogue:
 def within_hard_bounds(price_cents: int, fmt: Format) -> bool:
     """A single serving's price, and its price per litre as the files show it."""
     low, high = PER_LITRE_CENTS
-    per_litre = price_per_litre_cents(price_cents, 1, fmt.volume_ml, "regular")
+    per_litre = labels.price_per_litre_cents(price_cents, 1, fmt.volume_ml, "regular")
     return 0 < price_cents <= PRICE_MAX_CENTS and low <= per_litre <= high
 
 

@@ -328,6 +328,10 @@ def test_price_per_litre_cents_is_half_up_of_the_exact_value(price, units, volum
     # Decimal's 28 digits are plenty here, but check against integer arithmetic too.
     assert rows.price_per_litre_cents(price, units, volume, "regular") == expected
     assert rows.brl(price) == str((Decimal(price) / 100).quantize(Decimal("0.01")))
+    # the live answers round the generated column's float (the same IEEE division on both
+    # backends) to the same cents: the files and the API agree on every price per litre
+    column = float(price) * 1000.0 / float(units * volume)
+    assert labels.reais(column) == Decimal(expected) / 100
 
 
 def test_instants_are_floored_to_the_second_on_every_backend(world, tmp_path):
