@@ -37,7 +37,6 @@ from beers.models import (
     FORMAT_CODE_RE,
     FORMAT_TYPE_RE,
     INSTAGRAM_RE,
-    RANKED_STATUSES,
     SLUG_RE,
     UF_CODES,
     VENUE_ATTRIBUTES,
@@ -65,6 +64,7 @@ from beers.selectors.price_index import (
     last_ended_month,
     month_is_final,
 )
+from beers.selectors.published import published_deals
 from beers.services import standing_with_disputes
 
 from . import rows
@@ -1043,9 +1043,11 @@ def _check_index(root: Path, counts: dict[str, dict[str, int]]) -> None:
 
 def _withdraw(city: City, venue_ids: set[int], deal_ids: set[int], result: ImportResult) -> None:
     """--mirror: the city's bars missing from venues-all.json (which lists closed ones too:
-    the source deleted them) are deleted with their prices, and its published or disputed
-    prices missing from deals.json are retired (retired, suspended or deleted at the source:
-    the tree does not say which); a later tree that lists them again publishes them again."""
+    the source deleted them) are deleted with their prices, and the prices deals.json would
+    list (`published_deals`: published or disputed, at a bar open now) but does not are
+    retired (retired, suspended or deleted at the source: the tree does not say which); a
+    later tree that lists them again publishes them again. A closed bar's prices are in no
+    deals.json, so they stay as they were."""
     gone = [
         pk
         for pk in Venue.objects.filter(city=city).values_list("pk", flat=True)
@@ -1055,11 +1057,7 @@ def _withdraw(city: City, venue_ids: set[int], deal_ids: set[int], result: Impor
         Venue.objects.filter(pk__in=gone[start : start + BATCH]).delete()
     result.withdrawn_venues += len(gone)
     gone = [
-        pk
-        for pk in Deal.objects.filter(city=city, status__in=RANKED_STATUSES).values_list(
-            "pk", flat=True
-        )
-        if pk not in deal_ids
+        pk for pk in published_deals(city=city).values_list("pk", flat=True) if pk not in deal_ids
     ]
     for start in range(0, len(gone), BATCH):
         result.withdrawn_deals += Deal.objects.filter(pk__in=gone[start : start + BATCH]).update(

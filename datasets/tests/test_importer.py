@@ -183,6 +183,26 @@ def test_a_mirror_follows_what_its_source_withdrew(world, exported, tmp_path):
     assert Deal.objects.get(pk=world.deals.regular.pk).status == "published"
 
 
+def test_a_mirror_keeps_the_prices_of_a_bar_its_source_closed(world, exported, tmp_path):
+    """A closed bar's prices are in no deals.json, yet its source keeps them published (they
+    come back if it reopens): the mirror does not retire them either."""
+    bar = world.deals.regular.venue_id
+    kept = set(Deal.objects.filter(venue_id=bar, status="published").values_list("pk", flat=True))
+    assert kept
+    Venue.objects.filter(pk=bar).update(status="closed")
+    closed = tmp_path / "closed"
+    datasets_export(directory=closed, progress=False)
+    wipe_database()
+    datasets_import(exported, progress=False)
+    datasets_import(closed, progress=False, mirror=True)
+    assert Venue.objects.get(pk=bar).status == "closed"
+    statuses = Deal.objects.filter(pk__in=kept).values_list("status", flat=True)
+    assert set(statuses) == {"published"}
+    mirrored = tmp_path / "mirrored"
+    datasets_export(directory=mirrored, progress=False)
+    assert_same_trees(closed, mirrored)
+
+
 def test_import_updates_existing_rows(world, exported):
     path = exported / "sao-paulo" / "deals.json"
     data = read_json(path)
