@@ -307,9 +307,11 @@ DISPUTED_AT = 2
 SUSPENDED_AT = 3
 
 
-# The ranking's order (ranking.PRICE_ORDER) and the prices it ranks by price per litre, as the
-# indexes below spell them.
-_PRICE_ORDER = ("price_per_litre", "price_cents", F("verified_at").desc(), "id")
+# The ranking's order: cheapest per litre, then by package price, the latest check, the id
+# (open bars by package price: the same without the first). The indexes below spell it too.
+PRICE_ORDER = ("price_per_litre", "price_cents", "-verified_at", "id")
+OPEN_BAR_ORDER = PRICE_ORDER[1:]
+_PRICE_ORDER = tuple(F(f[1:]).desc() if f.startswith("-") else f for f in PRICE_ORDER)
 _RANKED_PER_LITRE = Q(status__in=RANKED_STATUSES) & ~Q(kind=DealKind.OPEN_BAR)
 
 

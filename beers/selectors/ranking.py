@@ -24,6 +24,8 @@ from beers.errors import not_found
 from beers.geo import bounding_box, distance_m
 from beers.models import (
     FORMAT_TYPE_RE,
+    OPEN_BAR_ORDER,
+    PRICE_ORDER,
     RANKED_STATUSES,
     City,
     Deal,
@@ -36,9 +38,6 @@ from . import cities, names, on_now, render
 from .prepared import Prepared
 from .published import NOT_A_BAR, published_deals
 from .queries import CheapestQuery, SearchQuery, VenueQuery
-
-PRICE_ORDER = ("price_per_litre", "price_cents", "-verified_at", "id")
-OPEN_BAR_ORDER = ("price_cents", "-verified_at", "id")
 
 
 def _render(
@@ -401,7 +400,7 @@ def _venue_answer(venue: Venue, *, lang: str, now: dt.datetime) -> Answer:
     priced = [r for r in ranked if r["kind"] != DealKind.OPEN_BAR]
     open_bars = sorted(
         (r for r in ranked if r["kind"] == DealKind.OPEN_BAR),
-        key=lambda r: (r["price_cents"], -r["verified_at"].timestamp(), r["id"]),
+        key=lambda r: (r["price_cents"], -r["verified_at"].timestamp(), r["id"]),  # OPEN_BAR_ORDER
     )
     deals = _render(priced + open_bars, city=city, lang=lang, today=today)
     has_price = venue.status == VenueStatus.OPEN and (

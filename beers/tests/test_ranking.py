@@ -355,3 +355,29 @@ def test_age_rules_use_city_local_dates():
     assert by_id[made[90]]["possibly_out_of_date"] is False
     assert by_id[made[91]]["possibly_out_of_date"] is True
     assert by_id[made[180]]["verified_on"] == "2026-05-27"
+
+
+@pytest.mark.parametrize("brand", [None, "brahma"], ids=["city", "city and brand"])
+def test_the_ranking_order_is_read_from_an_index_not_sorted(brand):
+    """PRICE_ORDER and the indexes that spell it (beers.models) must agree, or PostgreSQL sorts
+    every ranked price of the city on each search: with sorting and sequential scans priced out,
+    the plan still has a Sort node only when no index gives the order."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's planner")
+    formats, brands, _beer = _catalog()
+    city, _hoods = _city("sao-paulo")
+    venue = Venue.objects.create(city=city, slug="v", name="V", kind="bar", lat=-23.5, lng=-46.6)
+    for cents in (500, 990, 1290):
+        deal_create(venue=venue, format=formats["lata_350"], price_cents=cents, brand=brands[0])
+    today = city.local_now().date()
+    given = ranking._as_known(city) | ({"brand": brand} if brand else {})
+    shape = (False, None, 20, today, ranking.oldest_check(city, today))
+    qs = ranking._search_queryset(shape, city_id=city.pk, **given)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = qs.explain()
+    assert "Sort" not in plan, plan
+    assert [row["price_cents"] for row in qs] == [500, 990, 1290]
