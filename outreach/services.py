@@ -12,6 +12,7 @@ from django.utils import timezone, translation
 
 from beers.crypto import blind_index
 from beers.models import Venue
+from beers.selectors.render import venue_url
 
 from .models import Lead, LeadStatus
 from .tokens import optout_url
@@ -206,7 +207,7 @@ def lead_invite(*, lead_id: int) -> bool:
                 "lead": lead,
                 "site_name": settings.SITE_NAME,
                 "site_url": settings.SITE_URL,
-                "venue_url": venue and f"{settings.SITE_URL}/{venue.city.slug}/{venue.slug}",
+                "venue_url": venue and venue_url(venue.city, venue, "pt-BR"),
                 "optout_url": unsubscribe,
                 "reply_to": settings.OUTREACH_REPLY_TO,
             }

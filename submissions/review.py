@@ -21,6 +21,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from beers import labels
 from beers.models import (
     PRICE_MAX_CENTS,
     CheckSource,
@@ -31,6 +32,7 @@ from beers.models import (
     Venue,
     VenueStatus,
 )
+from beers.selectors import render
 from beers.selectors.published import published_deals
 from beers.selectors.ranking import ranked_deals
 from beers.selectors.twins import venue_find_twins
@@ -428,8 +430,11 @@ def submission_notify_live(*, submission_id: int) -> bool:
                     "deal": deal,
                     "venue": venue,
                     "city": deal.city,
-                    "price": f"{deal.price_cents / 100:.2f}".replace(".", ","),
-                    "url": f"{settings.SITE_URL}/{deal.city.slug}/{venue.slug}",
+                    "serving": labels.serving_label(
+                        fmt=deal.format, units=deal.units, packaging=deal.packaging, lang="pt-BR"
+                    ),
+                    "price": labels.money(deal.price_cents, "pt-BR"),
+                    "url": render.venue_url(deal.city, venue, "pt-BR"),
                     "nickname": deal.credit,
                 },
             )
@@ -519,7 +524,7 @@ def city_request_notify_live(*, request_id: int, city_id: int) -> bool:
             _send(
                 to=request.email,
                 template="city_live",
-                context={"city": city, "url": f"{settings.SITE_URL}/{city.slug}"},
+                context={"city": city, "url": render.city_url(city, "pt-BR")},
             )
         except Exception as exc:
             raise NotificationNotSent(f"city request {request_id}: {type(exc).__name__}") from None

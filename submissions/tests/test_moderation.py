@@ -570,6 +570,29 @@ def test_approval_tells_the_sender_once_in_portuguese_and_deletes_the_email(
     assert len(mail.outbox) == 1
 
 
+def test_the_live_email_names_the_serving_and_the_price_as_the_site_does(
+    mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """A bucket of 6 reads as the bar's page has it ("Balde com 6 × garrafa 600 ml"), not
+    'Garrafa 600 ml × 6', and the price is the site's money ('R$ 59,90')."""
+    sub = submit(
+        api,
+        world,
+        email="quem@example.org",
+        consent=True,
+        price=59.9,
+        units=6,
+        packaging="balde",
+        notes="balde",
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        decide(mod, sub, decision="approve")
+    (message,) = mail.outbox
+    assert "Balde com 6 × garrafa 600 ml: R$ 59,90" in message.body, message.body
+    html, _mime = message.alternatives[0]
+    assert "Balde com 6 × garrafa 600 ml: <strong>R$ 59,90</strong>" in html
+
+
 def test_a_failed_send_keeps_the_email_for_the_retry(world, api, writes_open, mod, monkeypatch):
     from submissions import review
 
