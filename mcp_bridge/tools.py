@@ -29,7 +29,7 @@ READ_ONLY = ToolAnnotations(
     read_only_hint=True, idempotent_hint=True, destructive_hint=False, open_world_hint=False
 )
 
-CITY_SLUG = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+CITY_SLUG = queries.CITY_SLUG_RE.pattern
 
 
 def _arg(schema: dict) -> WithJsonSchema:
@@ -62,7 +62,7 @@ FormatArg = Annotated[
     _arg(
         {
             "type": ["string", "null"],
-            "pattern": r"^[a-z0-9_-]{2,40}$",
+            "pattern": queries.FORMAT_RE.pattern,
             "default": None,
             "description": "a format type (lata, long_neck, garrafa, litrao, chopp, torre) or a format "
             "code (type and volume in ml, e.g. garrafa_600); see catalog",

@@ -674,3 +674,62 @@ def test_an_exception_before_any_answer_is_a_json_500(db):
 
     status, _, body = _answer(_asgi_run(app))
     assert status == 500 and body["error"] == {"code": -32603, "message": "Internal error."}
+
+
+# --- the published bounds are the parser's ---------------------------------------------------
+
+
+def _bound_probes(schema: dict):
+    """(inside, outside) values at each end of a numeric property's declared range."""
+    step = 1 if "integer" in schema["type"] else 0.01
+    if "minimum" in schema:
+        yield schema["minimum"], schema["minimum"] - step
+    if "exclusiveMinimum" in schema:
+        yield schema["exclusiveMinimum"] + step, schema["exclusiveMinimum"]
+    if "maximum" in schema:
+        yield schema["maximum"], schema["maximum"] + step
+
+
+def test_every_declared_bound_is_the_one_the_tool_applies(live):
+    """The input schemas spell the bounds a second time (beers.selectors.queries holds them for
+    the API and the tools): at each end of each numeric argument of every tool, the bound
+    itself is taken and one step past it is refused, naming the argument."""
+    base = {
+        "search_deals": {"city": "sao-paulo"},
+        "cheapest_now": {"city": "sao-paulo"},
+        "price_per_litre": {"price_brl": 10, "units": 1, "volume_ml": 600},
+    }
+
+    async def work(session):
+        tools = (await session.list_tools()).tools
+        checked = []
+        for tool in tools:
+            for name, schema in tool.input_schema["properties"].items():
+                kinds = schema.get("type")
+                if not {"integer", "number"} & set(kinds if isinstance(kinds, list) else [kinds]):
+                    continue
+                for inside, outside in _bound_probes(schema):
+                    arguments = {**base[tool.name], name: inside}
+                    result = await session.call_tool(tool.name, arguments)
+                    assert not result.is_error, (tool.name, arguments, result.content[0].text)
+                    arguments[name] = outside
+                    result = await session.call_tool(tool.name, arguments)
+                    assert result.is_error and name in result.content[0].text, (
+                        tool.name,
+                        arguments,
+                    )
+                    checked.append((tool.name, name))
+        return checked
+
+    checked = session_run(live, work)
+    assert {
+        ("search_deals", "max_price_per_litre"),
+        ("search_deals", "limit"),
+        ("cheapest_now", "lat"),
+        ("cheapest_now", "lng"),
+        ("cheapest_now", "radius_m"),
+        ("cheapest_now", "limit"),
+        ("price_per_litre", "price_brl"),
+        ("price_per_litre", "units"),
+        ("price_per_litre", "volume_ml"),
+    } <= set(checked)
