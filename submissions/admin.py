@@ -25,7 +25,7 @@ from django.utils.translation import ngettext
 from beers import labels
 from beers.admin import DealPriceColumns, brl
 from beers.models import PRICE_MAX_CENTS, City, Deal, DealStatus
-from beers.selectors.price_index import median_per_litre_by_format
+from beers.selectors.published import median_per_litre_by_format
 
 from . import menu_photos, review
 from .models import (

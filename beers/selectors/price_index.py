@@ -18,13 +18,12 @@ import datetime as dt
 import itertools
 import math
 import re
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from fractions import Fraction
 
 from django.db import connection
-from django.db.models import F, Max, Q, QuerySet, Window
+from django.db.models import F, Max, QuerySet, Window
 from django.db.models.functions import ExtractMonth, ExtractYear, RowNumber
 from django.utils import timezone
 
@@ -386,28 +385,3 @@ def _closed_months(city: City, month: str | None) -> dict[str, dict]:
     for mon, scope, key, *figures in rows.values_list("month", "scope", "key", *FIGURES):
         months[mon][(scope, key or None)] = dict(zip(FIGURES, figures, strict=True))
     return months
-
-
-def median_per_litre_by_format(*, pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], float]:
-    """The median price per litre (cents) of the published set of each (city id, format id)
-    pair: what a moderator compares a new price with. Open bars have no price per litre and
-    are left out. One query for all the pairs."""
-    wanted = set(pairs)
-    if not wanted:
-        return {}
-    by_city: dict[int, set[int]] = defaultdict(set)
-    for city_id, format_id in wanted:
-        by_city[city_id].add(format_id)
-    match = Q()
-    for city_id, format_ids in by_city.items():
-        match |= Q(city_id=city_id, format_id__in=format_ids)
-    values: dict[tuple[int, int], list[float]] = defaultdict(list)
-    rows = (
-        published_deals()
-        .filter(match)
-        .exclude(kind=DealKind.OPEN_BAR)
-        .values_list("city_id", "format_id", "price_per_litre")
-    )
-    for city_id, format_id, per_litre in rows.iterator(chunk_size=5000):
-        values[(city_id, format_id)].append(per_litre)
-    return {key: statistics.median(found) for key, found in values.items()}

@@ -1,10 +1,14 @@
 """The published set: the prices the open datasets carry, and the base of the rankings and the
 price index."""
 
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+
 from django.db.models import BigIntegerField, Func, Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from beers.models import RANKED_STATUSES, City, Deal, VenueKind, VenueStatus
+from beers.models import RANKED_STATUSES, City, Deal, DealKind, VenueKind, VenueStatus
 
 # A depósito where people cannot drink is not a bar (interface.md: "a deposito only counts when
 # true"): its prices stay out of the rankings and the price index; the datasets list them.
@@ -20,6 +24,31 @@ def published_deals(*, city: City | None = None) -> QuerySet[Deal]:
     if city is not None:
         qs = qs.filter(city=city)
     return qs
+
+
+def median_per_litre_by_format(*, pairs: Iterable[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    """The median price per litre (cents) of the published set of each (city id, format id)
+    pair: what a moderator compares a new price with. Open bars have no price per litre and
+    are left out. One query for all the pairs."""
+    wanted = set(pairs)
+    if not wanted:
+        return {}
+    by_city: dict[int, set[int]] = defaultdict(set)
+    for city_id, format_id in wanted:
+        by_city[city_id].add(format_id)
+    match = Q()
+    for city_id, format_ids in by_city.items():
+        match |= Q(city_id=city_id, format_id__in=format_ids)
+    values: dict[tuple[int, int], list[float]] = defaultdict(list)
+    rows = (
+        published_deals()
+        .filter(match)
+        .exclude(kind=DealKind.OPEN_BAR)
+        .values_list("city_id", "format_id", "price_per_litre")
+    )
+    for city_id, format_id, per_litre in rows.iterator(chunk_size=5000):
+        values[(city_id, format_id)].append(per_litre)
+    return {key: statistics.median(found) for key, found in values.items()}
 
 
 def credits(deal_ids: list[int]) -> dict[int, str]:
