@@ -305,15 +305,10 @@ class DealAdmin(RefreshesDatasetsMixin, DealPriceColumns, admin.ModelAdmin):
             # The new amount goes through a check, which also restarts the confirmations.
             amount, obj.price_cents = obj.price_cents, form.initial["price_cents"]
         super().save_model(request, obj, form, change)
-        if not corrected:
-            return
-        if obj.status in (DealStatus.DISPUTED, DealStatus.SUSPENDED) or obj.open_disputes:
-            # a correction decides its disputes, as the queue's "corrigir preço" does
-            from submissions.review import deal_correct
+        if corrected:
+            from submissions.review import deal_amount_set
 
-            deal_correct(deal_id=obj.pk, price_cents=amount)
-        else:
-            deal_record_check(deal=obj, source=CheckSource.MODERATOR, price_cents=amount)
+            deal_amount_set(deal_id=obj.pk, price_cents=amount)
 
     @admin.action(description=_("Registrar checagem: preço conferido hoje"), permissions=["change"])
     def record_check(self, request, queryset):

@@ -690,14 +690,7 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
     actions = ["dismiss", "uphold"]
 
     def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .filter(
-                Q(status__in=[DealStatus.DISPUTED, DealStatus.SUSPENDED]) | Q(open_disputes__gt=0)
-            )
-            .exclude(status=DealStatus.RETIRED)
-        )
+        return super().get_queryset(request).filter(review.DISPUTES_WAITING)
 
     def get_changelist(self, request, **kwargs):
         return _DisputedChangeList

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
@@ -611,12 +612,18 @@ def _lock_deal(deal_id: int) -> Deal:
     return deal
 
 
+# A price whose disputes wait for a moderator's decision: disputed, out of the rankings, or
+# with a dispute still open; never a retired one (its disputes were decided).
+DISPUTES_WAITING = (
+    Q(status__in=[DealStatus.DISPUTED, DealStatus.SUSPENDED]) | Q(open_disputes__gt=0)
+) & ~Q(status=DealStatus.RETIRED)
+
+
 def _lock_disputed(deal_id: int) -> Deal:
     """The price, locked, while its disputes wait for a decision: decided once (another
     moderator's decision, read under the lock, wins)."""
     deal = _lock_deal(deal_id)
-    waiting = deal.status in (DealStatus.DISPUTED, DealStatus.SUSPENDED) or deal.open_disputes
-    if deal.status == DealStatus.RETIRED or not waiting:
+    if not Deal.objects.filter(DISPUTES_WAITING, pk=deal.pk).exists():
         raise ReviewError(_("Este preço não tem contestações esperando decisão."))
     return deal
 
@@ -639,6 +646,17 @@ def deal_disputes_uphold(*, deal_id: int) -> Deal:
     deal_set_standing(deal=deal, status=DealStatus.RETIRED)
     datasets_schedule_export()
     return deal
+
+
+@transaction.atomic
+def deal_amount_set(*, deal_id: int, price_cents: int) -> Deal:
+    """A moderator set a price's amount (its admin form): a moderator check at that amount,
+    which restarts the confirmations; while its disputes wait, it decides them too, as the
+    queue's "corrigir preço" does."""
+    if Deal.objects.filter(DISPUTES_WAITING, pk=deal_id).exists():
+        return deal_correct(deal_id=deal_id, price_cents=price_cents)
+    deal = _lock_deal(deal_id)
+    return deal_record_check(deal=deal, source=CheckSource.MODERATOR, price_cents=price_cents)
 
 
 @transaction.atomic
