@@ -312,8 +312,8 @@ class DealAdmin(RefreshesDatasetsMixin, DealPriceColumns, admin.ModelAdmin):
 
     @admin.action(description=_("Registrar checagem: preço conferido hoje"), permissions=["change"])
     def record_check(self, request, queryset):
-        """A moderator checked these prices today. Prices out of the rankings (disputes
-        waiting, retired) are left to the disputes queue."""
+        """A moderator checked these prices today (an old one comes back to the rankings).
+        Prices whose disputes wait are left to the disputes queue, retired ones stay so."""
         checked = 0
         for deal in queryset.filter(status=DealStatus.PUBLISHED, open_disputes=0):
             deal_record_check(deal=deal, source=CheckSource.MODERATOR)
