@@ -61,11 +61,28 @@ class KnownDown(OperationalError):
     """The database did not answer a moment ago (DATABASE.down()): not asked again yet."""
 
 
+def _cancelled_by_its_own_limit(exc: BaseException) -> bool:
+    """A statement the database cancelled on its own timeout, or a lock it did not wait for:
+    the database answered. One slow query (a request anybody can send) must not close every
+    read, page and write of the process; a database that does not answer shows as a failed
+    connection or an exhausted pool."""
+    try:
+        from psycopg import errors
+    except ImportError:  # pragma: no cover - SQLite only
+        return False
+    return isinstance(exc.__cause__, errors.QueryCanceled | errors.LockNotAvailable)
+
+
 def database_failed(exc: BaseException) -> None:
     """Note a database error: one that says the database is not answering (OUTAGE_ERRORS: no
-    connection, a timeout) marks it down for a few seconds; a query's own error does not close
-    the writes and pages of the process (nor does KnownDown extend the mark)."""
-    if isinstance(exc, OUTAGE_ERRORS) and not isinstance(exc, KnownDown):
+    connection, the pool's timeout) marks it down for a few seconds; a query's own error (a
+    statement timeout included) does not close the writes and pages of the process (nor does
+    KnownDown extend the mark)."""
+    if (
+        isinstance(exc, OUTAGE_ERRORS)
+        and not isinstance(exc, KnownDown)
+        and not _cancelled_by_its_own_limit(exc)
+    ):
         DATABASE.failed()
 
 

@@ -1065,10 +1065,12 @@ def _withdraw(city: City, venue_ids: set[int], deal_ids: set[int], result: Impor
         )
 
 
+IMPORTED_TABLES = (City, Neighbourhood, Venue, Brand, Beer, Format, Deal, PriceCheck)
+
+
 def _reset_sequences() -> None:
     """After rows with explicit ids, the next id must come after them (PostgreSQL)."""
-    models = [City, Neighbourhood, Venue, Brand, Beer, Format, Deal, PriceCheck]
-    statements = connection.ops.sequence_reset_sql(no_style(), models)
+    statements = connection.ops.sequence_reset_sql(no_style(), IMPORTED_TABLES)
     if statements:
         with connection.cursor() as cursor:
             for sql in statements:
@@ -1116,4 +1118,22 @@ def datasets_import(
             )
         _reset_sequences()
         datasets_schedule_export()  # the served files and the live answers follow
+    _analyze()
     return result
+
+
+def _analyze() -> None:
+    """Fresh planner statistics for the tables an import filled (PostgreSQL): autovacuum
+    comes to them later, or never where it is off, and until then the plans assume the old
+    sizes (cheapest with a 10 km radius took 1.6 s on a city of 100,000 imported prices, 133 ms
+    after ANALYZE). Run after the commit, so it counts the new rows; inside a caller's
+    transaction (tests) it sees them too."""
+    if connection.vendor != "postgresql":
+        return
+    tables = ", ".join(connection.ops.quote_name(m._meta.db_table) for m in IMPORTED_TABLES)
+    with connection.cursor() as cursor:
+        cursor.execute("SET statement_timeout = 0")  # a big table's sample, at most seconds
+        try:
+            cursor.execute(f"ANALYZE {tables}")
+        finally:
+            cursor.execute("RESET statement_timeout")

@@ -42,6 +42,7 @@ class _Snapshot:
 
 
 _snapshot: _Snapshot | None = None
+_failed_at = float("-inf")  # when a load last failed (monotonic)
 _lock = threading.Lock()
 
 
@@ -75,18 +76,24 @@ def outdated(city: City) -> bool:
 
 def _reloaded() -> _Snapshot:
     """The snapshot loaded again, once for the requests that ask together: those that waited
-    take what the first one loaded, or fail at once when it found the database not answering
-    (beers.outage marks it down: with each loading in turn, each waited out the pool's
-    timeout, and of 8 requests at once the last answered its 503 after 24 s), as does every
-    request while it is known down."""
-    global _snapshot
+    take what the first one loaded, or fail at once when its load failed while they waited
+    (with each loading in turn, each waited out its timeout, and of 8 requests at once the
+    last answered its 503 after 24 s), as does every request while the database is known
+    down (beers.outage)."""
+    global _snapshot, _failed_at
     asked = time.monotonic()
     with _lock:
         current = _snapshot
         if current is not None and current.loaded_at >= asked:
             return current
-        with outage.database_call():
-            current = _snapshot = _load()
+        if _failed_at >= asked:
+            raise outage.KnownDown("the active cities could not be read a moment ago")
+        try:
+            with outage.database_call():
+                current = _snapshot = _load()
+        except outage.DATABASE_ERRORS:
+            _failed_at = time.monotonic()
+            raise
         return current
 
 
