@@ -3,6 +3,7 @@
 import datetime as dt
 import hashlib
 import tempfile
+import time
 from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
 
@@ -296,3 +297,81 @@ def test_the_pointer_is_as_readable_as_the_files_it_names(exported):
     pointer = stat.S_IMODE(Path(storage.path("current.json")).stat().st_mode)
     index = Path(storage.path(f"{exported.generation}/index.json"))
     assert pointer == stat.S_IMODE(index.stat().st_mode) == 0o644
+
+
+@pytest.mark.live
+def test_downloads_nobody_reads_hold_no_read_thread(tmp_path, real_server):
+    """40 clients that ask for a 24 MB file and never read it (as a slow or hostile client
+    does) held every read thread of the worker, and every GET waited: the files go out from
+    the event loop, and the server keeps answering the others."""
+    import socket
+
+    root = tmp_path / "big"
+    (root / "sao-paulo").mkdir(parents=True)
+    body = b"x" * 24_000_000
+    (root / "sao-paulo" / "deals.json").write_bytes(body)
+    (root / "index.json").write_bytes(b"{}")
+    names = ["sao-paulo/deals.json", "index.json"]
+    files = {rel: generations.file_info(root / rel, rel) for rel in names}
+    generations.publish(
+        datasets_storage(), root=root, files=files, now=at(2026, 11, 23), extra={}, order=names
+    )
+    host, port = real_server.removeprefix("http://").split(":")
+    stalled = []
+    try:
+        for _ in range(40):  # more than the read threads (WEB_READ_THREADS, 10)
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((host, int(port)))
+            request = f"GET /api/v1/sao-paulo/deals.json HTTP/1.1\r\nHost: {host}\r\n\r\n"
+            sock.sendall(request.encode())
+            stalled.append(sock)
+        time.sleep(1)
+        for _ in range(3):
+            assert httpx.get(f"{real_server}/api/v1/index.json", timeout=5).status_code == 200
+            assert httpx.get(f"{real_server}/api/v1/status", timeout=5).status_code == 200
+        whole = httpx.get(f"{real_server}/api/v1/sao-paulo/deals.json", timeout=10)
+        assert whole.content == body
+    finally:
+        for sock in stalled:
+            sock.close()
+
+
+@pytest.mark.live
+def test_a_download_nobody_reads_is_let_go(tmp_path):
+    """A client that takes no byte for DATASETS_SEND_TIMEOUT_SECONDS is disconnected (its
+    file closed), rather than held open for good."""
+    import socket
+
+    root = tmp_path / "big"
+    (root / "sao-paulo").mkdir(parents=True)
+    body = b"x" * 24_000_000
+    (root / "sao-paulo" / "deals.json").write_bytes(body)
+    (root / "index.json").write_bytes(b"{}")
+    names = ["sao-paulo/deals.json", "index.json"]
+    files = {rel: generations.file_info(root / rel, rel) for rel in names}
+    generations.publish(
+        datasets_storage(), root=root, files=files, now=at(2026, 11, 23), extra={}, order=names
+    )
+    env = {
+        "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/nowhere",
+        "DATASETS_ROOT": str(settings.DATASETS_ROOT),
+        "DATASETS_SEND_TIMEOUT_SECONDS": "1",
+        "DEBUG": "0",
+        "DJANGO_SECRET_KEY": "test-only",
+        "REDIS_URL": "",
+    }
+    with served(env, "--lifespan", "off", ready="/api/v1/index.json") as base:
+        host, port = base.removeprefix("http://").split(":")
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((host, int(port)))
+            request = f"GET /api/v1/sao-paulo/deals.json HTTP/1.1\r\nHost: {host}\r\n\r\n"
+            sock.sendall(request.encode())
+            time.sleep(3)  # takes nothing for longer than the timeout
+            sock.settimeout(10)
+            received = 0
+            while chunk := sock.recv(1 << 20):  # what was on its way, then the end
+                received += len(chunk)
+        assert 0 < received < len(body)
+        assert httpx.get(f"{base}/api/v1/index.json", timeout=5).status_code == 200
