@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -40,46 +41,72 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 DATASET_FILES = frozenset((*CITY_FILES, *TOP_FILES))
 
 
-async def _too_large(scope, send) -> None:
-    """413 before Django: an ErrorResponse under /api/ (with the CORS header the API's
-    answers carry), plain text elsewhere (the admin)."""
-    from django.core.exceptions import RequestDataTooBig
-
-    from beers.api.errors import ERRORS_LANGUAGE, is_api_path, suspicious_error
+async def _refuse(scope, send, status: int, code: str, message: str) -> None:
+    """An answer before Django: an ErrorResponse under /api/ (with the CORS header the API's
+    answers carry), plain text elsewhere (the admin); the connection is closed after it."""
+    from beers.api.errors import ERRORS_LANGUAGE, error_body, is_api_path
 
     headers = [(b"content-type", b"text/plain; charset=utf-8")]
-    body = b"Request body too large."
+    body = message.encode()
     if is_api_path(scope.get("path", "")):
-        _, error = suspicious_error(RequestDataTooBig())  # the view's own 413, word for word
-        body = json.dumps(error).encode()
+        body = json.dumps(error_body(code, message)).encode()
         headers = [
             (b"content-type", b"application/json"),
             (b"content-language", ERRORS_LANGUAGE.encode()),
             (b"access-control-allow-origin", b"*"),
         ]
     headers += [(b"content-length", str(len(body)).encode()), (b"connection", b"close")]
-    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
-async def _bounded_body(scope, receive, send, limit: int):
-    """Read a request's body up to `limit` bytes before Django sees it (Django's ASGI handler
-    spools any body to a temporary file first, however large: 3 GB sent chunked filled 2.7 GB
-    of disk before the 413). Returns a receive that replays it, or None after answering 413
-    (a Content-Length over the limit is refused before a byte is read)."""
+def _body_limit(path: str) -> int:
+    """The most a request to `path` may send: a write endpoint's 64 KiB (menu photos take
+    DATA_UPLOAD_MAX_MEMORY_SIZE, 2.2 MB, the most any endpoint takes, as do the admin's
+    forms and the opt-out's)."""
+    from submissions.api.views import BODY_LIMIT
+
+    if WRITE_PATH.fullmatch(path):
+        return BODY_LIMIT
+    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+
+WRITE_PATH = re.compile(r"/api/v1/(submissions|city-requests|bar-owners|reports|deals/[^/]+/\w+)/?")
+
+
+async def _bounded_body(scope, receive, send):
+    """Read a request's body before Django sees it, up to its path's limit and within
+    REQUEST_BODY_SECONDS (Django's ASGI handler spools any body to a temporary file first,
+    however large: 3 GB sent chunked filled 2.7 GB of disk before the 413; and a body that
+    never ends held its memory for good: 400 of 2.2 MB less one byte kept 770 MB). Returns a
+    receive that replays it, or None after answering 413 (a Content-Length over the limit is
+    refused before a byte is read) or 408."""
+    limit = _body_limit(scope.get("path", ""))
     declared = dict(scope.get("headers", [])).get(b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        await _too_large(scope, send)
+        await _too_large(scope, send, limit)
         return None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.REQUEST_BODY_SECONDS
     messages, size = [], 0
     while True:
-        message = await receive()
+        try:
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            await _refuse(
+                scope,
+                send,
+                408,
+                "request_timeout",
+                f"The body did not arrive within {settings.REQUEST_BODY_SECONDS:g} s.",
+            )
+            return None
         messages.append(message)
         if message["type"] != "http.request":
             break
         size += len(message.get("body", b""))
         if size > limit:
-            await _too_large(scope, send)
+            await _too_large(scope, send, limit)
             return None
         if not message.get("more_body"):
             break
@@ -88,6 +115,11 @@ async def _bounded_body(scope, receive, send, limit: int):
         return messages.pop(0) if messages else await receive()
 
     return replay
+
+
+async def _too_large(scope, send, limit: int) -> None:
+    """413, as the views word it: `payload_too_large`."""
+    await _refuse(scope, send, 413, "payload_too_large", f"The body is larger than {limit} bytes.")
 
 
 class SlowReader(Exception):
@@ -132,9 +164,7 @@ class Router:
             await django_reads(scope, receive, send)
         else:
             if scope["type"] == "http":  # no endpoint takes more (menu photos, 2.2 MB)
-                receive = await _bounded_body(
-                    scope, receive, send, settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-                )
+                receive = await _bounded_body(scope, receive, send)
                 if receive is None:
                     return
             await django_app(scope, receive, send)

@@ -253,6 +253,8 @@ DATASETS_MAX_AGE_SECONDS = env.int("DATASETS_MAX_AGE_SECONDS", default=3600)
 DATASETS_STATEMENT_TIMEOUT_MS = env.int("DATASETS_STATEMENT_TIMEOUT_MS", default=600_000)
 DATASETS_EXPORT_DELAY_SECONDS = env.int("DATASETS_EXPORT_DELAY_SECONDS", default=30)
 DATASETS_LOCK_SECONDS = env.int("DATASETS_LOCK_SECONDS", default=1800)
+# A request body must arrive whole within this many seconds (config/asgi.py): 408 after.
+REQUEST_BODY_SECONDS = env.float("REQUEST_BODY_SECONDS", default=60.0)
 # A download whose client takes no byte for this long is dropped (config/asgi.py).
 DATASETS_SEND_TIMEOUT_SECONDS = env.float("DATASETS_SEND_TIMEOUT_SECONDS", default=60.0)
 # The export's PostgreSQL session (a batch job): sort memory and parallel workers per query.

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import orjson
 from django.conf import settings
@@ -155,22 +156,31 @@ PROTOCOL_RATE_FACTOR = 4  # a client opens a session and lists tools around its 
 BODY_PEEK_LIMIT = 4 << 20  # the SDK's own limit (413 above it)
 
 
+class BodyGone(Exception):
+    """The client hung up before its body ended: nobody to answer."""
+
+
 async def _read_body(receive) -> tuple[bytes | None, list[dict]]:
     """The request's body, None when it is over BODY_PEEK_LIMIT (reading stops there), and
-    the messages that carried it, to hand the app as they came."""
+    the messages that carried it, to hand the app as they came. TimeoutError past
+    REQUEST_BODY_SECONDS (300 bodies of 4 MB held open kept 1.5 GB); BodyGone when the client
+    left first (the SDK was handed the half body and logged a traceback for each)."""
     messages, size, chunks = [], 0, []
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > BODY_PEEK_LIMIT:
-            return None, messages
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            break
+    with anyio.fail_after(settings.REQUEST_BODY_SECONDS):
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] == "http.disconnect":
+                raise BodyGone
+            if message["type"] != "http.request":
+                break
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > BODY_PEEK_LIMIT:
+                return None, messages
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
     return b"".join(chunks), messages
 
 
@@ -415,7 +425,16 @@ class McpMount:
             if declared is not None and declared > BODY_PEEK_LIMIT:
                 await _too_large(send)
                 return
-            body, messages = await _read_body(receive)
+            try:
+                body, messages = await _read_body(receive)
+            except BodyGone:
+                return
+            except TimeoutError:
+                seconds = settings.REQUEST_BODY_SECONDS
+                await _json(
+                    send, 408, _rpc_error(-32600, f"The body did not arrive within {seconds:g} s.")
+                )
+                return
             if body is None:
                 await _too_large(send)
                 return
