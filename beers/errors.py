@@ -23,6 +23,15 @@ class ApplicationError(Exception):
         return f"{self.status} {self.code}: {self.message}"
 
 
+SHOWN_CHARS = 60
+
+
+def shown(value: str) -> str:
+    """A value the client sent, as an error message repeats it: cut to SHOWN_CHARS (a city
+    slug of 10,000 characters came back whole in its 404)."""
+    return value if len(value) <= SHOWN_CHARS else value[: SHOWN_CHARS - 1] + "…"
+
+
 def not_found(message: str) -> ApplicationError:
     return ApplicationError(404, "not_found", message)
 

@@ -17,6 +17,7 @@ from django.utils.http import parse_http_date_safe
 from django.views.decorators.csrf import csrf_exempt
 
 from beers.api.errors import json_error
+from beers.errors import shown
 
 from .generations import read_pointer
 from .storage import CACHE_CONTROL, DatasetsFileSystemStorage, datasets_storage
@@ -92,7 +93,9 @@ def _dataset_file(request, name: str, city: str | None, retry: bool = True):
     info = pointer["files"].get(rel)
     if info is None:
         return _not_found(
-            "No such dataset file." if city is None else f"No dataset file {name} for city {city}."
+            "No such dataset file."
+            if city is None
+            else f"No dataset file {name} for city {shown(city)}."
         )
     created_at = pointer.get("created_at", 0)
     if _not_modified(request, info["etag"], created_at):

@@ -18,7 +18,7 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import WithJsonSchema
 
 from beers.answers import DATASETS_INDEX, answer_cached, ensure_live
-from beers.errors import ApplicationError
+from beers.errors import ApplicationError, shown
 from beers.selectors import cities, overview, queries, ranking
 from beers.selectors.price_index import MONTH_RE
 from beers.selectors.queries import KINDS, LANGS
@@ -85,14 +85,10 @@ def error(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-SHOWN_CHARS = 60
-
-
 def shorten(value) -> str:
-    """A value an agent sent, quoted for a message, cut to SHOWN_CHARS (a 3 MB city name
-    must not come back whole)."""
-    text = repr(value)
-    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
+    """A value an agent sent, quoted for a message, cut (a 3 MB city name must not come back
+    whole)."""
+    return shown(repr(value))
 
 
 def _error_message(exc: ApplicationError, params: dict) -> str:

@@ -323,6 +323,15 @@ def test_unknown_city_and_bar_are_404(client, city):
         assert response.json()["error"] == "not_found"
 
 
+def test_a_404_repeats_a_long_slug_cut(client, city):
+    """The message names what was asked, but a 10,000-character slug does not come back whole
+    (it did, in a 10 KB answer)."""
+    slug = "a" * 10_000
+    for path in ("/api/v1/search", "/api/v1/cheapest"):
+        answer = client.get(path, {"city": slug}).json()
+        assert answer["message"] == "Unknown city: " + "a" * 59 + "…."
+
+
 def test_inactive_city_is_unknown(client, city):
     City.objects.filter(pk=city.pk).update(active=False)
     assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 404

@@ -20,7 +20,7 @@ from django.db.models import Exists, Q, QuerySet
 from django.utils import timezone
 
 from beers import labels
-from beers.errors import not_found
+from beers.errors import not_found, shown
 from beers.geo import bounding_box, distance_m
 from beers.models import (
     FORMAT_TYPE_RE,
@@ -75,7 +75,7 @@ def city_get(slug: str) -> City:
     """An active city by slug (from the per-process snapshot), or 404."""
     city = cities.active_city(slug)
     if city is None:
-        raise not_found(f"Unknown city: {slug}.")
+        raise not_found(f"Unknown city: {shown(slug)}.")
     return city
 
 
@@ -376,7 +376,7 @@ def venue_by_slug(
         .first()
     )
     if venue is None:
-        raise not_found(f"Unknown bar in {city_slug}: {venue_slug}.")
+        raise not_found(f"Unknown bar in {shown(city_slug)}: {shown(venue_slug)}.")
     return _venue_answer(venue, lang=lang, now=now)
 
 

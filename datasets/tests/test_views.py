@@ -117,6 +117,11 @@ def test_unknown_city_or_file_is_a_json_404(client, exported, path):
     assert response.json()["error"] == "not_found"
 
 
+def test_a_404_repeats_a_long_city_cut(client, exported):
+    answer = client.get("/api/v1/" + "a" * 10_000 + "/deals.json").json()
+    assert answer["message"] == "No dataset file deals.json for city " + "a" * 59 + "…."
+
+
 def test_other_methods_are_405_json(client, exported):
     response = client.post("/api/v1/index.json")
     assert response.status_code == 405
