@@ -16,6 +16,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
 from beers import degraded, labels, outage
+from beers.api.live import enforce_rate, read_limit
 from beers.errors import ApplicationError
 from beers.outage import DATABASE_ERRORS
 from beers.selectors import cities, published, ranking, render
@@ -24,6 +25,7 @@ from beers.selectors.queries import MAX_DEALS, SearchQuery
 logger = logging.getLogger(__name__)
 
 
+RATE_GROUP = "pages"
 PAGE_LIMIT = MAX_DEALS  # a city page lists what one search answer can hold
 
 
@@ -134,15 +136,31 @@ def unavailable_page(request, lang: str, retry_after: int) -> HttpResponse:
     return response
 
 
+def too_many_page(request, lang: str, retry_after: str) -> HttpResponse:
+    """429: this address asked for more pages than the read limit allows."""
+    other = _other(lang)
+    response = _render(
+        request, "429.html", lang, {}, alternate=site_context(other)["home_path"], status=429
+    )
+    response["Retry-After"] = retry_after
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 def degradable(view):
-    """Pages follow degraded mode like the live API: 503 instead of reading the database.
-    They are read with GET or HEAD only: any other method is 405 with `Allow: GET, HEAD`
-    (before the CSRF check, whose 403 page would answer a POST otherwise)."""
+    """Pages follow the live API: the read limit per address (group `pages`: one address
+    asked a city page 3,087 times in 30 s), then degraded mode (503 instead of reading the
+    database). They are read with GET or HEAD only: any other method is 405 with
+    `Allow: GET, HEAD` (before the CSRF check, whose 403 page would answer a POST otherwise)."""
 
     @csrf_exempt
     @require_safe
     @functools.wraps(view)
     def wrapper(request, *args, lang: str = "pt-BR", **kwargs):
+        try:
+            enforce_rate(request, RATE_GROUP, read_limit())
+        except ApplicationError as exc:
+            return too_many_page(request, lang, exc.headers["Retry-After"])
         state = degraded.switch_state()
         if state is not None:
             return unavailable_page(request, lang, state["retry_after"])

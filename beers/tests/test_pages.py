@@ -5,6 +5,7 @@ import datetime as dt
 
 import pytest
 from django.core.cache import cache
+from django.test import Client
 from django.utils import timezone
 
 from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, Venue
@@ -519,3 +520,22 @@ def test_closed_bar_page_says_so_and_lists_no_prices(client, world):
     assert '<meta name="robots" content="noindex">' in html
     assert "R$ 12,90" not in html
     assert "Boteco do Zé" not in text(client.get("/sao-paulo"))
+
+
+@pytest.mark.parametrize(
+    ("prefix", "words"), [("", "Muitos pedidos"), ("/en", "Too many requests")]
+)
+def test_pages_share_the_read_limit_per_address(client, world, settings, prefix, words):
+    """One address asked for a city page 3,087 times in 30 s: pages count like the live
+    reads (READ_RATE_LIMIT per address, their own group) and answer a 429 page past it."""
+    settings.READ_RATE_LIMIT = "3/min"
+    cache.clear()
+    for path in (prefix or "/", f"{prefix}/sao-paulo", f"{prefix}/sao-paulo/boteco-do-ze"):
+        assert client.get(path).status_code == 200
+    response = client.get(f"{prefix}/sao-paulo")
+    assert response.status_code == 429
+    assert words in response.content.decode()
+    assert 0 < int(response["Retry-After"]) <= 60
+    assert response["Cache-Control"] == "no-store"
+    other = Client(REMOTE_ADDR="203.0.113.99")  # another address has its own count
+    assert other.get(f"{prefix}/sao-paulo").status_code == 200
