@@ -1050,3 +1050,22 @@ def test_after_the_database_failed_reads_are_degraded_at_once_for_a_few_seconds(
     with pytest.raises(answers.ApplicationError):
         answers.answer_cached(("search", query), down)
     assert len(calls) == 2  # asked again
+
+
+def test_one_per_litre_cap_written_many_ways_is_one_cached_answer(client, bar, formats):
+    """The cap counts in whole cents (docs/decisions.md): `5`, `5.0`, `5.000` and `5.009` ask
+    the same thing, so they share one answer instead of each costing a computation."""
+    from beers.selectors.queries import parse_search
+
+    make_deals(bar, formats, 2)
+    caps = ("5", "5.0", "5.000", "5.009")
+    # the answer cache's key is the query's repr (Decimal("5.0") == 5, but its repr is not)
+    assert {repr(parse_search({"city": "x", "max_price_per_litre": c})) for c in caps} == {
+        repr(parse_search({"city": "x", "max_price_per_litre": "5.00"}))
+    }
+    assert parse_search({"city": "x", "max_price_per_litre": "4.999"}).max_price_per_litre == (
+        parse_search({"city": "x", "max_price_per_litre": "4.99"}).max_price_per_litre
+    )
+    first = client.get("/api/v1/search", {"city": "sao-paulo", "max_price_per_litre": "30"})
+    again = client.get("/api/v1/search", {"city": "sao-paulo", "max_price_per_litre": "30.004"})
+    assert again.json() == first.json()  # the same as_of: served from the first's entry

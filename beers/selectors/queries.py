@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_FLOOR, Decimal, InvalidOperation
 from typing import Any
 
 from beers.errors import Issue, invalid
@@ -183,12 +183,20 @@ def parse_search(params: Mapping[str, Any]) -> SearchQuery:
             "format", FORMAT_RE, "a format type or code: 2 to 40 of a-z, 0-9, '_' and '-'"
         ),
         kind=r.choice("kind", KINDS),
-        max_price_per_litre=r.number("max_price_per_litre", 0, 1000, low_open=True),
+        max_price_per_litre=_whole_cents(r.number("max_price_per_litre", 0, 1000, low_open=True)),
         limit=r.integer("limit", 1, MAX_DEALS, default=20),
         lang=r.choice("lang", LANGS, default="pt-BR"),
     )
     r.done()
     return SearchQuery(city=city, **query)
+
+
+def _whole_cents(value: Decimal | None) -> Decimal | None:
+    """The maximum as the filter reads it (prices shown at most that many whole cents per
+    litre): `5`, `5.0` and `5.009` are one query, and one cached answer, not three."""
+    if value is None:
+        return None
+    return (value * 100).to_integral_value(rounding=ROUND_FLOOR) / 100
 
 
 def parse_cheapest(params: Mapping[str, Any]) -> CheapestQuery:
