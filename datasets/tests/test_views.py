@@ -304,16 +304,11 @@ def test_the_pointer_is_as_readable_as_the_files_it_names(exported):
     assert pointer == stat.S_IMODE(index.stat().st_mode) == 0o644
 
 
-@pytest.mark.live
-def test_downloads_nobody_reads_hold_no_read_thread(tmp_path, real_server):
-    """40 clients that ask for a 24 MB file and never read it (as a slow or hostile client
-    does) held every read thread of the worker, and every GET waited: the files go out from
-    the event loop, and the server keeps answering the others."""
-    import socket
-
+def _publish_big_file(tmp_path, size: int = 24_000_000) -> bytes:
+    """A generation whose sao-paulo/deals.json is `size` bytes (and an index)."""
     root = tmp_path / "big"
     (root / "sao-paulo").mkdir(parents=True)
-    body = b"x" * 24_000_000
+    body = b"x" * size
     (root / "sao-paulo" / "deals.json").write_bytes(body)
     (root / "index.json").write_bytes(b"{}")
     names = ["sao-paulo/deals.json", "index.json"]
@@ -321,16 +316,31 @@ def test_downloads_nobody_reads_hold_no_read_thread(tmp_path, real_server):
     generations.publish(
         datasets_storage(), root=root, files=files, now=at(2026, 11, 23), extra={}, order=names
     )
-    host, port = real_server.removeprefix("http://").split(":")
+    return body
+
+
+def _asking_and_not_reading(base: str, path: str):
+    """A socket that sent `GET path` and reads nothing (a 4 KB receive buffer)."""
+    import socket
+
+    host, port = base.removeprefix("http://").split(":")
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((host, int(port)))
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    return sock
+
+
+@pytest.mark.live
+def test_downloads_nobody_reads_hold_no_read_thread(tmp_path, real_server):
+    """40 clients that ask for a 24 MB file and never read it (as a slow or hostile client
+    does) held every read thread of the worker, and every GET waited: the files go out from
+    the event loop, and the server keeps answering the others."""
+    body = _publish_big_file(tmp_path)
     stalled = []
     try:
         for _ in range(40):  # more than the read threads (WEB_READ_THREADS, 10)
-            sock = socket.socket()
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            sock.connect((host, int(port)))
-            request = f"GET /api/v1/sao-paulo/deals.json HTTP/1.1\r\nHost: {host}\r\n\r\n"
-            sock.sendall(request.encode())
-            stalled.append(sock)
+            stalled.append(_asking_and_not_reading(real_server, "/api/v1/sao-paulo/deals.json"))
         time.sleep(1)
         for _ in range(3):
             assert httpx.get(f"{real_server}/api/v1/index.json", timeout=5).status_code == 200
@@ -346,18 +356,7 @@ def test_downloads_nobody_reads_hold_no_read_thread(tmp_path, real_server):
 def test_a_download_nobody_reads_is_let_go(tmp_path):
     """A client that takes no byte for DATASETS_SEND_TIMEOUT_SECONDS is disconnected (its
     file closed), rather than held open for good."""
-    import socket
-
-    root = tmp_path / "big"
-    (root / "sao-paulo").mkdir(parents=True)
-    body = b"x" * 24_000_000
-    (root / "sao-paulo" / "deals.json").write_bytes(body)
-    (root / "index.json").write_bytes(b"{}")
-    names = ["sao-paulo/deals.json", "index.json"]
-    files = {rel: generations.file_info(root / rel, rel) for rel in names}
-    generations.publish(
-        datasets_storage(), root=root, files=files, now=at(2026, 11, 23), extra={}, order=names
-    )
+    body = _publish_big_file(tmp_path)
     env = {
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:{free_port()}/nowhere",
         "DATASETS_ROOT": str(settings.DATASETS_ROOT),
@@ -367,12 +366,7 @@ def test_a_download_nobody_reads_is_let_go(tmp_path):
         "REDIS_URL": "",
     }
     with served(env, "--lifespan", "off", ready="/api/v1/index.json") as base:
-        host, port = base.removeprefix("http://").split(":")
-        with socket.socket() as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            sock.connect((host, int(port)))
-            request = f"GET /api/v1/sao-paulo/deals.json HTTP/1.1\r\nHost: {host}\r\n\r\n"
-            sock.sendall(request.encode())
+        with _asking_and_not_reading(base, "/api/v1/sao-paulo/deals.json") as sock:
             time.sleep(3)  # takes nothing for longer than the timeout
             sock.settimeout(10)
             received = 0
