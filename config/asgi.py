@@ -32,6 +32,7 @@ django_app = get_asgi_application()
 django_reads = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_READ_THREADS)
 
 from config import beat  # noqa: E402
+from datasets import views as datasets_views  # noqa: E402
 from datasets.services import CITY_FILES, TOP_FILES  # noqa: E402
 from mcp_bridge.server import build_asgi_app  # noqa: E402
 
@@ -136,6 +137,30 @@ def _send_within(send):
     return timed
 
 
+def _abort(send) -> None:
+    """Drop the connection now. The server's close waits for the unsent bytes to drain, which
+    a client that reads nothing never lets happen (200 such sockets stayed open, 535 MB
+    unsent): abort the transport of the server's send (uvicorn's request cycle), if it has one."""
+    transport = getattr(getattr(send, "__self__", None), "transport", None)
+    if transport is not None:
+        transport.abort()
+
+
+async def _download(scope, receive, send) -> None:
+    """A dataset file at the client's pace (see Router); the files the view opened are closed
+    when the answer ends, however it ends (Django closes the streaming response's wrapper, not
+    the file reader inside it, on a client gone or too slow)."""
+    opened = datasets_views.OPENED.set([])
+    try:
+        await django_app(scope, receive, _send_within(send))
+    except SlowReader:
+        _abort(send)
+    finally:
+        for fh in datasets_views.OPENED.get():
+            await asyncio.to_thread(fh.close)
+        datasets_views.OPENED.reset(opened)
+
+
 def _is_dataset_file(path: str) -> bool:
     """`/api/v1/{file}` or `/api/v1/{city}/{file}` of datasets.md (datasets/urls.py)."""
     name = path.rsplit("/", 1)[-1]
@@ -156,10 +181,7 @@ class Router:
             # Downloads of any size, at the client's pace: Django's ASGI handler sends them from
             # the event loop, so a client that stops reading holds no read thread; one that
             # takes no byte for DATASETS_SEND_TIMEOUT_SECONDS is let go (its file closed).
-            try:
-                await django_app(scope, receive, _send_within(send))
-            except SlowReader:
-                pass  # the server closes a connection whose answer did not complete
+            await _download(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] in READ_METHODS:
             await django_reads(scope, receive, send)
         else:

@@ -7,6 +7,7 @@ generation's objects directly too, since they carry their own Content-Type and C
 """
 
 import asyncio
+import contextvars
 import time
 from collections.abc import AsyncIterator
 from email.utils import formatdate
@@ -23,6 +24,9 @@ from .generations import read_pointer
 from .storage import CACHE_CONTROL, DatasetsFileSystemStorage, datasets_storage
 
 SMALL = 1 << 20  # answered from memory below this size, streamed above
+# The files a download streams, for the ASGI router to close when the answer ends (a list it
+# sets per request; the view runs in a copy of its context, which shares the list).
+OPENED: contextvars.ContextVar[list] = contextvars.ContextVar("datasets_opened")
 CHUNK = 256 << 10
 POINTER_TTL = 5.0  # seconds a remote (S3) pointer is reused by this process
 _remote_pointer: dict = {}
@@ -120,6 +124,9 @@ def _dataset_file(request, name: str, city: str | None, retry: bool = True):
         with fh:
             response = HttpResponse(fh.read(), content_type=info["content_type"])
     elif isinstance(request, ASGIRequest):
+        downloads = OPENED.get(None)
+        if downloads is not None:  # config/asgi.py closes it however the answer ends
+            downloads.append(fh)
         # Served by the event loop (config/asgi.py routes the files to Django's ASGI handler):
         # a client that does not read holds a coroutine, not one of the read threads (40 such
         # downloads of a 6 MB file held every thread and stalled every GET of the worker).

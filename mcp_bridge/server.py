@@ -431,9 +431,9 @@ class McpMount:
                 return
             except TimeoutError:
                 seconds = settings.REQUEST_BODY_SECONDS
-                await _json(
-                    send, 408, _rpc_error(-32600, f"The body did not arrive within {seconds:g} s.")
-                )
+                message = f"The body did not arrive within {seconds:g} s."
+                # the rest of that body may still come: nothing more is read on this connection
+                await _json(send, 408, _rpc_error(-32600, message), [(b"connection", b"close")])
                 return
             if body is None:
                 await _too_large(send)

@@ -48,6 +48,7 @@ def test_a_body_that_does_not_arrive_in_time_is_408(settings):
     start = {"type": "http.request", "body": b'{"jsonrpc": "2.0", ', "more_body": True}
     sent = _post([start], then_wait=True)
     assert sent[0]["status"] == 408
+    assert (b"connection", b"close") in sent[0]["headers"]
     answer = json.loads(sent[1]["body"])
     assert answer["error"]["code"] == -32600
     assert answer["error"]["message"] == "The body did not arrive within 0.2 s."
