@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from django.db import DatabaseError, InterfaceError, OperationalError
+from psycopg import errors
 
 logger = logging.getLogger(__name__)
 
@@ -66,10 +67,6 @@ def _cancelled_by_its_own_limit(exc: BaseException) -> bool:
     the database answered. One slow query (a request anybody can send) must not close every
     read, page and write of the process; a database that does not answer shows as a failed
     connection or an exhausted pool."""
-    try:
-        from psycopg import errors
-    except ImportError:  # pragma: no cover - SQLite only
-        return False
     return isinstance(exc.__cause__, errors.QueryCanceled | errors.LockNotAvailable)
 
 

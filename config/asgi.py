@@ -6,8 +6,8 @@ config/beat.py) and sends /mcp to the MCP app, everything else to Django.
 
 Reads (GET, HEAD, OPTIONS) reach Django through its WSGI handler on a fixed pool of worker
 threads (a2wsgi), but for the dataset files' downloads, which the ASGI handler sends from the
-event loop (a client that does not read would hold a pool thread). Django's ASGI handler starts a new thread for every request of a sync view
-(one ThreadSensitiveContext each) and hops threads for the request signals: measured here,
+event loop (a client that does not read would hold a pool thread). Django's ASGI handler
+starts a new thread for every request of a sync view (one ThreadSensitiveContext each) and hops threads for the request signals: measured here,
 1.5 ms of a 2.7 ms trivial request, against 1.15 ms in all through the pool. Our views are sync,
 so nothing is lost. Requests with a body stay on the ASGI handler, which reads the whole body
 before the view runs: a slow upload then holds no worker thread. The router reads that body
@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -32,6 +31,7 @@ django_app = get_asgi_application()
 django_reads = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_READ_THREADS)
 
 from config import beat  # noqa: E402
+from config.bodies import BodyGone, BodyTooLarge, read_body  # noqa: E402
 from datasets import views as datasets_views  # noqa: E402
 from datasets.services import CITY_FILES, TOP_FILES  # noqa: E402
 from mcp_bridge.server import build_asgi_app  # noqa: E402
@@ -62,55 +62,42 @@ async def _refuse(scope, send, status: int, code: str, message: str) -> None:
 
 
 def _body_limit(path: str) -> int:
-    """The most a request to `path` may send: a write endpoint's 64 KiB (menu photos take
-    DATA_UPLOAD_MAX_MEMORY_SIZE, 2.2 MB, the most any endpoint takes, as do the admin's
-    forms and the opt-out's)."""
-    from submissions.api.views import BODY_LIMIT
+    """The most a request to `path` may send: its view's own `body_limit` (a write's 64 KiB,
+    menu photos' 2.2 MB), else DATA_UPLOAD_MAX_MEMORY_SIZE, the most any endpoint takes (the
+    admin's forms, the opt-out's)."""
+    from django.urls import Resolver404, resolve
 
-    if WRITE_PATH.fullmatch(path):
-        return BODY_LIMIT
-    return settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-
-
-WRITE_PATH = re.compile(r"/api/v1/(submissions|city-requests|bar-owners|reports|deals/[^/]+/\w+)/?")
+    try:
+        view = resolve(path).func
+    except Resolver404:
+        view = None
+    limit = getattr(getattr(view, "view_class", None), "body_limit", None)
+    return limit if limit is not None else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
 
 
 async def _bounded_body(scope, receive, send):
-    """Read a request's body before Django sees it, up to its path's limit and within
-    REQUEST_BODY_SECONDS (Django's ASGI handler spools any body to a temporary file first,
-    however large: 3 GB sent chunked filled 2.7 GB of disk before the 413; and a body that
-    never ends held its memory for good: 400 of 2.2 MB less one byte kept 770 MB). Returns a
-    receive that replays it, or None after answering 413 (a Content-Length over the limit is
-    refused before a byte is read) or 408."""
+    """Read a request's body before Django sees it, up to its path's limit and in time
+    (config/bodies.py; Django's ASGI handler spools any body to a temporary file first,
+    however large: 3 GB sent chunked filled 2.7 GB of disk before the 413). Returns a receive
+    that replays it, or None after answering 413 (a Content-Length over the limit is refused
+    before a byte is read) or 408, or when the client left."""
     limit = _body_limit(scope.get("path", ""))
     declared = dict(scope.get("headers", [])).get(b"content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         await _too_large(scope, send, limit)
         return None
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + settings.REQUEST_BODY_SECONDS
-    messages, size = [], 0
-    while True:
-        try:
-            message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
-        except TimeoutError:
-            await _refuse(
-                scope,
-                send,
-                408,
-                "request_timeout",
-                f"The body did not arrive within {settings.REQUEST_BODY_SECONDS:g} s.",
-            )
-            return None
-        messages.append(message)
-        if message["type"] != "http.request":
-            break
-        size += len(message.get("body", b""))
-        if size > limit:
-            await _too_large(scope, send, limit)
-            return None
-        if not message.get("more_body"):
-            break
+    try:
+        messages = await read_body(receive, limit)
+    except BodyTooLarge:
+        await _too_large(scope, send, limit)
+        return None
+    except TimeoutError:
+        seconds = settings.REQUEST_BODY_SECONDS
+        message = f"The body did not arrive within {seconds:g} s."
+        await _refuse(scope, send, 408, "request_timeout", message)
+        return None
+    except BodyGone:
+        return None
 
     async def replay():
         return messages.pop(0) if messages else await receive()

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-import anyio
 import anyio.to_thread
 import orjson
 from django.conf import settings
@@ -27,6 +26,7 @@ from starlette.requests import Request
 from beers.answers import DATASETS_INDEX
 from beers.clients import address_hash, client_ip_from_meta
 from beers.counters import parse_rate, window_hit
+from config.bodies import BodyGone, BodyTooLarge, body_of, read_body
 
 from . import tools
 
@@ -154,34 +154,6 @@ def _count(scope, rate: tuple[int, int], group: str = "mcp") -> tuple[bool, int]
 
 PROTOCOL_RATE_FACTOR = 4  # a client opens a session and lists tools around its calls
 BODY_PEEK_LIMIT = 4 << 20  # the SDK's own limit (413 above it)
-
-
-class BodyGone(Exception):
-    """The client hung up before its body ended: nobody to answer."""
-
-
-async def _read_body(receive) -> tuple[bytes | None, list[dict]]:
-    """The request's body, None when it is over BODY_PEEK_LIMIT (reading stops there), and
-    the messages that carried it, to hand the app as they came. TimeoutError past
-    REQUEST_BODY_SECONDS (300 bodies of 4 MB held open kept 1.5 GB); BodyGone when the client
-    left first (the SDK was handed the half body and logged a traceback for each)."""
-    messages, size, chunks = [], 0, []
-    with anyio.fail_after(settings.REQUEST_BODY_SECONDS):
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] == "http.disconnect":
-                raise BodyGone
-            if message["type"] != "http.request":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > BODY_PEEK_LIMIT:
-                return None, messages
-            chunks.append(chunk)
-            if not message.get("more_body"):
-                break
-    return b"".join(chunks), messages
 
 
 def _declared_length(scope) -> int | None:
@@ -425,9 +397,12 @@ class McpMount:
             if declared is not None and declared > BODY_PEEK_LIMIT:
                 await _too_large(send)
                 return
-            try:
-                body, messages = await _read_body(receive)
+            try:  # in time and up to the SDK's limit (config/bodies.py)
+                messages = await read_body(receive, BODY_PEEK_LIMIT)
             except BodyGone:
+                return
+            except BodyTooLarge:
+                await _too_large(send)
                 return
             except TimeoutError:
                 seconds = settings.REQUEST_BODY_SECONDS
@@ -435,9 +410,7 @@ class McpMount:
                 # the rest of that body may still come: nothing more is read on this connection
                 await _json(send, 408, _rpc_error(-32600, message), [(b"connection", b"close")])
                 return
-            if body is None:
-                await _too_large(send)
-                return
+            body = body_of(messages)
             data = _parsed(body)
             rate = parse_rate(settings.READ_RATE_LIMIT)
             if rate is not None:
