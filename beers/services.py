@@ -240,20 +240,39 @@ def price_index_close_until(city: City, now: dt.datetime | None = None) -> str:
     return last_ended_month(city.tz, min(now or timezone.now(), timezone.now()))
 
 
+def price_index_close_ended(
+    city: City, now: dt.datetime | None = None, *, wait: bool = True
+) -> int:
+    """Close the months that have ended in the city's zone and are not closed yet
+    (price_index_close_months), in a transaction of its own with the batch settings (the whole
+    index of a big city is not a 5-second live read); with nothing to close, no query (`city`
+    as loaded says so). `wait=False` (a live read): a city row another transaction holds (an
+    import, a closing under way) is left as it is rather than waited for. Returns the number
+    of cells kept."""
+    if city.price_index_closed_through >= price_index_close_until(city, now):
+        return 0
+    from datasets.snapshot import batch_transaction  # the batch settings are the export's
+
+    with batch_transaction():
+        return price_index_close_months(city=city, now=now, wait=wait)
+
+
 @transaction.atomic
-def price_index_close_months(*, city: City, now: dt.datetime | None = None) -> int:
+def price_index_close_months(
+    *, city: City, now: dt.datetime | None = None, wait: bool = True
+) -> int:
     """Keep the months of the city's price index that have ended in its zone as they are now
     (PriceIndexHistory) and call them `final`, so that a final month's figures never change:
     a price retired later, or a check entered later inside that month, leaves them as they
     were published.
     Closes every ended month not closed yet (all of them the first time; after that, one a
     month). A month closes only once it has really ended, whatever `now` says. Returns the
-    number of cells kept."""
+    number of cells kept. `wait=False`: a city row another transaction holds is skipped (0)."""
     last_ended = price_index_close_until(city, now)
     closed = (
         # One closing at a time per city; a city row an import holds is waited for (an export
         # that skipped it published the month `final` before it was kept).
-        City.objects.select_for_update()
+        City.objects.select_for_update(skip_locked=not wait)
         .filter(pk=city.pk)
         .values_list("price_index_closed_through", flat=True)
         .first()

@@ -49,11 +49,11 @@ from beers.models import (
 from beers.selectors.catalog import catalog, cities_summary
 from beers.selectors.price_index import month_ends_after, price_index
 from beers.selectors.published import UnixSeconds, published_deals
-from beers.services import price_index_close_months, price_index_close_until
+from beers.services import price_index_close_ended
 
 from . import patch, pgcopy, rows
 from .generations import FileInfo, Hashes, prune, publish, read_pointer
-from .snapshot import batch_session, batch_transaction, export_snapshot
+from .snapshot import batch_session, export_snapshot
 from .storage import datasets_storage
 
 logger = logging.getLogger(__name__)
@@ -623,9 +623,7 @@ def _close_index_months(now: dt.datetime) -> None:
     A batch job (the whole index, once a month per city), not a live read's 5 s; a city with
     nothing to close costs no statement beyond the list of cities."""
     for city in City.objects.filter(active=True):
-        if city.price_index_closed_through < price_index_close_until(city, now):
-            with batch_transaction():
-                price_index_close_months(city=city, now=now)
+        price_index_close_ended(city, now)
 
 
 def datasets_export(

@@ -412,8 +412,8 @@ def price_index(
     quartile of the price per litre, for the whole city and by format type, bairro and brand,
     each cell with n, the number of observations it rests on. Values are integer cents of BRL
     per litre (divide by 100 for BRL). Only regular prices count, each at its last check in
-    the month. final is true once the month has ended in the city and been closed (by the
-    datasets' export that follows, within minutes); a final month's figures never change.
+    the month. final is true once the month has ended in the city (it is then closed); a final
+    month's figures never change.
 
     Use it for "how much does beer cost in <city>" or to compare months and bairros; the same
     figures are in the open dataset {city}/price-index.json."""

@@ -14,6 +14,7 @@ from django.utils import timezone
 from beers import labels
 from beers.answers import DATASETS_LICENSE
 from beers.models import DealKind
+from beers.services import price_index_close_ended
 
 from . import catalog as catalog_selectors
 from . import names, on_now, price_index
@@ -78,6 +79,11 @@ def price_index_month(query: CityQuery, *, now: dt.datetime | None = None) -> An
     city has no observations yet."""
     now = now or timezone.now()
     city = city_get(query.city)
+    # A month that has ended in the city is closed by its first reader, not minutes later by
+    # the export that follows (interface.md: final once the month is closed): the answers
+    # cached before expire at the local midnight that ends it. A closing under way elsewhere
+    # is not waited for (that one tells the cache when it is done).
+    price_index_close_ended(city, now, wait=False)
     closed = price_index.closed_through(city)
     month = query.month or price_index.latest_month(city, closed=closed)
     items = price_index.price_index(city=city, month=month, closed=closed) if month else []

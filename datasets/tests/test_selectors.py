@@ -415,3 +415,67 @@ def test_an_export_closes_each_city_once_a_month_and_then_costs_one_query(
     ) == {"2026-10"}
     with django_assert_num_queries(1):  # the active cities
         _close_index_months(timezone.now())
+
+
+def test_the_live_price_index_is_final_from_the_second_its_month_ends_in_the_city(
+    world, monkeypatch
+):
+    """interface.md: price_index is "final once the month is closed"; its first reader after
+    the month has ended in the city's zone closes it (no export needed), and not a second
+    before: October ends in Manaus (UTC−4) at 04:00 UTC on 1 November."""
+    from beers.selectors import overview
+    from beers.selectors.queries import CityQuery
+
+    def ask():
+        return overview.price_index_month(CityQuery("manaus", month="2026-10")).data
+
+    world.record_check(  # 31 Oct 23:30 in Manaus, already November in UTC
+        deal=world.deals.manaus,
+        source=CheckSource.CONFIRMATION,
+        price_cents=1500,
+        at=at(2026, 11, 1, 3, 30),
+    )
+    _at_clock(monkeypatch, at(2026, 11, 1, 3, 59, 59))
+    before = ask()
+    assert before["final"] is False and before["items"]
+    assert City.objects.get(pk=world.manaus.pk).price_index_closed_through < "2026-10"
+    _at_clock(monkeypatch, at(2026, 11, 1, 4))
+    after = ask()
+    assert after["final"] is True
+    assert all(cell["final"] for cell in after["items"])
+    assert [{**c, "final": True} for c in before["items"]] == after["items"]  # same figures
+    assert City.objects.get(pk=world.manaus.pk).price_index_closed_through == "2026-10"
+    kept = PriceIndexHistory.objects.filter(city=world.manaus, month="2026-10").count()
+    assert kept == len(after["items"])
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks")
+@pytest.mark.django_db(transaction=True)
+def test_the_live_price_index_does_not_wait_for_a_city_another_transaction_holds(
+    world, monkeypatch
+):
+    """A reader does not queue behind an import (or a closing) holding the city row: it
+    answers at once, not final, and the next reader closes the month."""
+    import threading
+    import time
+
+    import psycopg
+
+    from beers.selectors import overview
+    from beers.selectors.queries import CityQuery
+
+    _at_clock(monkeypatch, at(2026, 11, 20, 12))
+    query = CityQuery("sao-paulo", month="2026-10")
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    with psycopg.connect(**params) as other:
+        other.execute("SELECT 1 FROM beers_city WHERE id = %s FOR UPDATE", [world.sp.pk])
+        release = threading.Timer(5.0, other.rollback)  # a reader that waits: fails, not hangs
+        release.start()
+        started = time.monotonic()
+        held = overview.price_index_month(query).data
+        release.cancel()
+        assert time.monotonic() - started < 2 and held["final"] is False
+    assert City.objects.get(pk=world.sp.pk).price_index_closed_through == ""
+    assert overview.price_index_month(query).data["final"] is True
+    assert City.objects.get(pk=world.sp.pk).price_index_closed_through == "2026-10"
