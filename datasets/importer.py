@@ -21,6 +21,7 @@ import csv
 import datetime as dt
 import hashlib
 import re
+import secrets
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ from pathlib import Path
 import orjson
 from django.core.management.color import no_style
 from django.db import IntegrityError, connection, transaction
+from django.db.models import CharField, Value
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 from tqdm import tqdm
 
@@ -156,6 +159,8 @@ def _str(max_len, *, null=False, empty_ok=True, choices=None, pattern=None) -> C
             raise ValueError("must be a string" + (" or null" if null else ""))
         if not v and not empty_ok:
             raise ValueError("must not be empty")
+        if "\x00" in v:  # PostgreSQL's text cannot hold it
+            raise ValueError("must not contain the NUL character (U+0000)")
         if len(v) > max_len:
             raise ValueError(f"must be at most {max_len} characters")
         if choices is not None and v not in choices:
@@ -178,7 +183,9 @@ def _slug(null=False, max_len=140) -> Callable:
     return check
 
 
-ID = _int(1, 2**63 - 1)  # a bigint
+# JSON's safe integers (RFC 8259 §6: what every reader, JavaScript's included, reads exactly),
+# which also leaves the sequences room to go on after the largest imported id.
+ID = _int(1, 2**53 - 1)
 COUNT = _int(0, 2**31 - 1)  # a positive integer column
 
 
@@ -324,12 +331,21 @@ def _clean(file: str, index: int, item, fields: dict, id_key: str = "id") -> dic
     return out
 
 
+def _unreadable(rel: str, exc: OSError) -> ImportRefused:
+    """A file of the layout that cannot be read: missing, a folder, not readable."""
+    if isinstance(exc, FileNotFoundError):
+        return ImportRefused(rel, "file is missing")
+    if isinstance(exc, IsADirectoryError):
+        return ImportRefused(rel, "is a folder, not a file")
+    return ImportRefused(rel, f"cannot be read ({exc.strerror or exc})")
+
+
 def _load(root: Path, rel: str) -> dict:
     path = root / rel
     try:
         data = orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise ImportRefused(rel, "file is missing") from None
+    except OSError as exc:
+        raise _unreadable(rel, exc) from None
     except orjson.JSONDecodeError as exc:
         raise ImportRefused(rel, f"not valid JSON ({exc})") from None
     if not isinstance(data, dict):
@@ -350,8 +366,8 @@ def _items_stream(root: Path, rel: str):
     try:
         with open(path, "rb") as fh:
             first = fh.readline().rstrip(b"\r\n")
-    except FileNotFoundError:
-        raise ImportRefused(rel, "file is missing") from None
+    except OSError as exc:
+        raise _unreadable(rel, exc) from None
     # The whole envelope is on the first line only when the items close the file: keys after
     # the array (`],"license":…}`) would be missed, so such a file is parsed whole.
     if first.endswith(b'"items":[') and _closes_with_items(path):
@@ -402,6 +418,12 @@ def _array(data: dict, rel: str, key: str = "items") -> list:
     return value
 
 
+def _written_at(data: dict) -> dt.datetime:
+    """The envelope's `updated_at` as an instant (UTC when it names no offset)."""
+    written_at = dt.datetime.fromisoformat(data["updated_at"])
+    return written_at if written_at.tzinfo else written_at.replace(tzinfo=dt.UTC)
+
+
 def _envelope(data: dict, rel: str, city: str | None = None) -> None:
     if data.get("license") != "ODbL-1.0":
         raise ImportRefused(rel, 'must be "ODbL-1.0"', field="license")
@@ -409,9 +431,11 @@ def _envelope(data: dict, rel: str, city: str | None = None) -> None:
         if not isinstance(data.get(key), str):
             raise ImportRefused(rel, "must be a string", field=key)
     try:
-        dt.datetime.fromisoformat(data["updated_at"])
+        written_at = _written_at(data)
     except ValueError:
         raise ImportRefused(rel, "must be an ISO 8601 date and time", field="updated_at") from None
+    if not 0 <= written_at.timestamp() <= _LAST_UNIX:  # the range of the files' unix times
+        raise ImportRefused(rel, "must be between 1970 and 9998", field="updated_at")
     if city is not None and data.get("city") != city:
         raise ImportRefused(rel, f'must be "{city}"', field="city")
 
@@ -496,7 +520,17 @@ def _import_cities(root: Path, result: ImportResult) -> list[City]:
     return cities
 
 
-def _import_catalog(root: Path, result: ImportResult) -> None:
+@dataclass(frozen=True)
+class _Catalog:
+    """The slugs and codes of the tree's catalog.json: what its prices may name (the database
+    may hold more, which the tree then does not describe)."""
+
+    brands: frozenset[str]
+    beers: frozenset[str]
+    formats: frozenset[str]
+
+
+def _import_catalog(root: Path, result: ImportResult) -> _Catalog:
     rel = "catalog.json"
     data = _load(root, rel)
     _envelope(data, rel)
@@ -545,9 +579,10 @@ def _import_catalog(root: Path, result: ImportResult) -> None:
         labels=[(i, b["slug"]) for i, b in enumerate(brands)],
     )
     brand_ids = dict(Brand.objects.values_list("slug", "id"))
+    tree_brands = frozenset(b["slug"] for b in brands)
     objs = []
     for i, b in enumerate(beers):
-        if b["brand"] is not None and b["brand"] not in brand_ids:
+        if b["brand"] is not None and b["brand"] not in tree_brands:
             raise ImportRefused(
                 rel, "beers: unknown brand", item=i, item_id=b["slug"], field="brand"
             )
@@ -570,6 +605,11 @@ def _import_catalog(root: Path, result: ImportResult) -> None:
         labels=[(i, f["code"]) for i, f in enumerate(formats)],
     )
     result.brands, result.beers, result.formats = len(brands), len(beers), len(formats)
+    return _Catalog(
+        brands=tree_brands,
+        beers=frozenset(b["slug"] for b in beers),
+        formats=frozenset(f["code"] for f in formats),
+    )
 
 
 def _import_neighbourhoods(
@@ -618,9 +658,15 @@ def _csv_names(root: Path, rel: str, column: str) -> dict[int, str]:
     """id → `column` of a CSV twin, for names the JSON does not carry (best effort)."""
     try:
         with open(root / rel, newline="", encoding="utf-8") as fh:
-            return {int(r["id"]): r[column] for r in csv.DictReader(fh) if r.get(column)}
+            names = {int(r["id"]): r[column] for r in csv.DictReader(fh) if r.get(column)}
     except (OSError, KeyError, ValueError):
         return {}
+    for item_id, name in names.items():
+        if "\x00" in name:  # PostgreSQL's text cannot hold it
+            raise ImportRefused(
+                rel, "must not contain the NUL character (U+0000)", item_id=item_id, field=column
+            )
+    return names
 
 
 def _refuse_other_cities_ids(model, what: str, rel: str, ids: list[int], labels, city: City):
@@ -702,6 +748,13 @@ def _import_venues(
                 item_id=item_id,
                 field="slug",
             )
+    # Slugs the file passes between its own bars (two swapped, a chain of renames): the
+    # database checks (city, slug) row by row, so the renamed bars first give theirs up.
+    held = {bar_id: slug for slug, bar_id in taken.items()}
+    renamed = [obj.id for obj in objs if held.get(obj.id, obj.slug) != obj.slug]
+    placeholder = Concat(Value(f"renaming-{secrets.token_hex(8)}-"), Cast("id", CharField()))
+    for start in range(0, len(renamed), BATCH):
+        Venue.objects.filter(pk__in=renamed[start : start + BATCH]).update(slug=placeholder)
     update = [f for f in VENUE_FIELDS if f not in ("id", "neighbourhood")] + [
         "neighbourhood",
         "city",
@@ -719,6 +772,7 @@ def _import_deals(
     result: ImportResult,
     bar: bool,
     tree: set[int],
+    catalog: _Catalog,
 ) -> int:
     """The city's prices; returns how many."""
     rel = f"{city.slug}/deals.json"
@@ -726,28 +780,42 @@ def _import_deals(
     _envelope(envelope, rel, city.slug)
     try:
         with transaction.atomic():  # a savepoint, so that the fallback starts clean
-            counts = _deals_from(items, rel, city, venue_ids, bar, tree)
+            counts = _deals_from(items, rel, city, venue_ids, bar, tree, catalog)
     except _NotLineDelimited:
         # Valid JSON laid out otherwise (pretty-printed, say): parse the whole file instead.
         data = _load(root, rel)
-        counts = _deals_from(iter(_array(data, rel)), rel, city, venue_ids, bar, tree)
+        counts = _deals_from(iter(_array(data, rel)), rel, city, venue_ids, bar, tree, catalog)
     result.deals += counts[0]
     result.checks_created += counts[1]
     return counts[0]
 
 
 def _deals_from(
-    raw_items, rel: str, city: City, venue_ids: dict[int, str], bar: bool, tree: set[int]
+    raw_items,
+    rel: str,
+    city: City,
+    venue_ids: dict[int, str],
+    bar: bool,
+    tree: set[int],
+    catalog: _Catalog,
 ) -> tuple[int, int]:
     """Validate and upsert prices as they come; returns (prices, checks created). `tree`:
-    the price ids of the cities read before, the seen ones added."""
+    the price ids of the cities read before, the seen ones added. A price names beers, brands
+    and formats of the tree's catalog.json (not others the database holds)."""
     counts = [0, 0]
     beers, beer_brands = {}, {}
     for slug, beer_id, brand_slug in Beer.objects.values_list("slug", "id", "brand__slug"):
-        beers[slug], beer_brands[slug] = beer_id, brand_slug
-    brands = dict(Brand.objects.values_list("slug", "id"))
+        if slug in catalog.beers:
+            beers[slug], beer_brands[slug] = beer_id, brand_slug
+    brands = {
+        slug: brand_id
+        for slug, brand_id in Brand.objects.values_list("slug", "id")
+        if slug in catalog.brands
+    }
     formats = {
-        code: (fid, ml) for code, fid, ml in Format.objects.values_list("code", "id", "volume_ml")
+        code: (fid, ml)
+        for code, fid, ml in Format.objects.values_list("code", "id", "volume_ml")
+        if code in catalog.formats
     }
     seen: set[int] = set()
     objs, labels = [], []
@@ -897,9 +965,7 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
             cells.append(PriceIndexHistory(city=city, **item))
     # The source closed every month that had ended in the city when it wrote the tree, those
     # without cells too: the mirror serves them as the source did (never reopening one).
-    written_at = dt.datetime.fromisoformat(data["updated_at"])
-    if written_at.tzinfo is None:
-        written_at = written_at.replace(tzinfo=dt.UTC)
+    written_at = _written_at(data)
     months = {cell.month for cell in cells}
     source_closed = max(last_ended_month(city.tz, min(written_at, now)), *months)
     # An upsert of the tree's final months: the months this database closed itself and the
@@ -924,8 +990,8 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...] | None) -> int:
     fields); `None`: a header of any names (datasets.md names no price-index.csv column)."""
     try:
         fh = open(root / rel, newline="", encoding="utf-8")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
-        raise ImportRefused(rel, "file is missing") from None
+    except OSError as exc:
+        raise _unreadable(rel, exc) from None
     with fh:
         try:
             reader = csv.reader(fh, strict=True)
@@ -1028,7 +1094,9 @@ def _check_index(root: Path, counts: dict[str, dict[str, int]]) -> None:
     _envelope(data, rel)
     listed = []
     for i, item in enumerate(_array(data, rel)):
-        if not isinstance(item, dict) or item.get("city") not in counts:
+        if not isinstance(item, dict) or not isinstance(item.get("city"), str):
+            raise ImportRefused(rel, "must be a city's slug", item=i, field="city")
+        if item["city"] not in counts:
             raise ImportRefused(rel, "not a city of cities.json", item=i, field="city")
         slug = item["city"]
         listed.append(slug)
@@ -1089,7 +1157,7 @@ def datasets_import(
     result = ImportResult()
     with transaction.atomic():
         cities = _import_cities(root, result)
-        _import_catalog(root, result)
+        catalog = _import_catalog(root, result)
         venues_of: dict[int, str] = {}
         venue_digests: dict[str, dict[int, bytes]] = {}
         deals_of: set[int] = set()
@@ -1097,7 +1165,7 @@ def datasets_import(
         for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
             hoods, features = _import_neighbourhoods(root, city, result)
             venue_ids = _import_venues(root, city, hoods, result, venues_of, venue_digests)
-            deals = _import_deals(root, city, venue_ids, result, bar, deals_of)
+            deals = _import_deals(root, city, venue_ids, result, bar, deals_of, catalog)
             if mirror:
                 _withdraw(city, set(venue_ids), deals_of, result)
             index_items = _import_price_index(root, city, result, mirror)

@@ -449,6 +449,31 @@ def _break(root, rel, mutate):
             lambda d: d.update(updated_at="yesterday"),
             ["catalog.json", 'field "updated_at"', "ISO 8601"],
         ),
+        (  # a moment no zone can name the month before (it crashed the closing of months)
+            "sao-paulo/price-index.json",
+            lambda d: d.update(updated_at="0001-01-01T00:00:00+00:00"),
+            ["sao-paulo/price-index.json", 'field "updated_at"', "1970"],
+        ),
+        (  # PostgreSQL's text cannot hold U+0000 (it crashed the import)
+            "sao-paulo/venues-all.json",
+            lambda d: d["items"][1].update(name="Bar\u0000do"),
+            ["sao-paulo/venues-all.json", "item 1 (id {})", 'field "name"', "NUL"],
+        ),
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(conditions="\u0000"),
+            ["sao-paulo/deals.json", "item 0 (id {})", 'field "conditions"', "NUL"],
+        ),
+        (
+            "index.json",
+            lambda d: d["items"][0].update(city=[]),
+            ["index.json", "item 0", 'field "city"', "slug"],
+        ),
+        (  # beyond JSON's safe integers (the sequence would stop after 2**63 - 1)
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(id=2**53),
+            ["sao-paulo/deals.json", "item 0 (id 9007199254740992)", 'field "id"'],
+        ),
     ],
 )
 def test_a_malformed_file_is_refused_naming_file_item_and_field_and_nothing_changes(
@@ -715,6 +740,79 @@ def test_the_files_the_import_does_not_load_must_be_there_and_agree(world, expor
     for word in words:
         assert word in str(err.value)
     assert _snapshot() == before
+
+
+@pytest.mark.parametrize("rel", ["sao-paulo/deals.json", "manaus/venues.csv", "index.json"])
+def test_a_folder_where_a_file_belongs_is_refused_naming_it(exported, rel):
+    before = _snapshot()
+    (exported / rel).unlink()
+    (exported / rel).mkdir()
+    with pytest.raises(ImportRefused, match=rf"^{rel}: is a folder, not a file$"):
+        datasets_import(exported, progress=False)
+    assert _snapshot() == before
+
+
+def test_a_price_may_name_only_what_the_trees_catalog_lists(world, exported):
+    """Whether a tree loads does not depend on what the database already holds: a beer this
+    database has, left out of the tree's catalog.json, is not the tree's to name."""
+    deal = read_json(exported / "sao-paulo" / "deals.json")["items"][0]
+    assert deal["beer"]
+    _break(
+        exported,
+        "catalog.json",
+        lambda d: d.update(beers=[b for b in d["beers"] if b["slug"] != deal["beer"]]),
+    )
+    before = _snapshot()
+    with pytest.raises(ImportRefused) as err:
+        datasets_import(exported, progress=False)
+    assert f'sao-paulo/deals.json, item 0 (id {deal["id"]}), field "beer"' in str(err.value)
+    assert _snapshot() == before
+
+
+def test_bars_may_swap_slugs_and_pass_them_along_in_one_tree(world, exported):
+    """The database holds the slugs as they were: a swap and a chain of renames, each slug
+    held by one bar once the tree is in, are loaded (the unique (city, slug) was checked row
+    by row, and refused them)."""
+    rel = "sao-paulo/venues-all.json"
+    items = read_json(exported / rel)["items"]
+    assert len(items) >= 3
+    a, b, c = items[0], items[1], items[2]
+    wanted = {a["id"]: b["slug"], b["id"]: a["slug"], c["id"]: c["slug"] + "-2"}
+
+    def rename(data):
+        for item in data["items"]:
+            item["slug"] = wanted.get(item["id"], item["slug"])
+
+    for name in ("venues-all.json", "venues.json"):
+        _break(exported, f"sao-paulo/{name}", rename)
+    for name in ("venues-all.csv", "venues.csv"):
+        path = exported / "sao-paulo" / name
+        _rewrite_csv(
+            path,
+            lambda t: (
+                [t[0]] + [[*r[:1], wanted.get(int(r[0]), r[1]), *r[2:]] if r else r for r in t[1:]]
+            ),
+        )
+    datasets_import(exported, progress=False)
+    assert dict(Venue.objects.filter(id__in=wanted).values_list("id", "slug")) == wanted
+
+
+@pytest.mark.django_db(transaction=True)  # the import commits: its export runs then
+def test_an_import_off_a_terminal_prints_nothing_even_as_tasks_run_in_it(
+    exported, settings, monkeypatch, capsys, caplog
+):
+    """The export an import schedules runs in the command's process where tasks run eagerly
+    (`make run`): Celery's line about it is held back too."""
+    import logging
+
+    from config.celery import app
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    monkeypatch.setattr(app.conf, "task_always_eager", True)
+    caplog.set_level(logging.INFO)
+    call_command("import_datasets", str(exported))
+    assert capsys.readouterr() == ("", "")
+    assert [r.getMessage() for r in caplog.records if r.levelno < logging.WARNING] == []
 
 
 def test_invalid_json_is_refused_with_the_file_name(exported):
