@@ -6,6 +6,7 @@ are reported together with the field errors, one issue per problem.
 """
 
 import datetime as dt
+import re
 
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
@@ -82,7 +83,9 @@ EARLIEST_OBSERVED = dt.date(2000, 1, 1)
 def _city_today(slug) -> dt.date | None:
     """Today in the city (a price cannot have been seen after it); None for an unknown city,
     which the service refuses (422)."""
-    city = City.objects.filter(slug=slug).first() if isinstance(slug, str) else None
+    if not isinstance(slug, str) or not re.fullmatch(SLUG_RE, slug):
+        return None  # the city field says what is wrong with it (U+0000 cannot even be sought)
+    city = City.objects.filter(slug=slug).first()
     return city.local_now().date() if city is not None else None
 
 

@@ -839,3 +839,87 @@ def test_a_field_breaking_two_rules_is_one_issue(api, world, writes_open):
     issues = response.json()["issues"]
     assert [i["path"] for i in issues] == ["ref"]
     assert "16" in issues[0]["message"]
+
+
+def _text_leaves(body, prefix=()):
+    """Paths of every text value of a body, as the issues name them (`venue.new.name`)."""
+    if isinstance(body, dict):
+        for key, value in body.items():
+            yield from _text_leaves(value, (*prefix, key))
+    elif isinstance(body, str):
+        yield prefix
+
+
+def _nul_bodies():
+    new_bar = {
+        "name": "Bar Novo",
+        "kind": "bar",
+        "address": "Rua A, 1",
+        "lat": -23.55,
+        "lng": -46.63,
+        "neighbourhood": "Pinheiros",
+        "instagram": "barnovo",
+    }
+    yield (
+        "/api/v1/submissions",
+        lambda world: {
+            **submission_body(world),
+            "conditions": "até 20h",
+            "nickname": "ana",
+            "observed_on": "2026-11-01",
+        },
+    )
+    yield (
+        "/api/v1/submissions",
+        lambda world: {
+            **submission_body(world),
+            "venue": {"new": new_bar},
+        },
+    )
+    yield (
+        "/api/v1/city-requests",
+        lambda world: {
+            "city": "Campinas",
+            "email": "ana@example.com",
+            "consent": True,
+            "turnstile": "tok",
+        },
+    )
+    yield "/api/v1/bar-owners", lambda world: bar_owner_body()
+    yield (
+        "/api/v1/menu-photos",
+        lambda world: {
+            **{k: v for k, v in menu_photo_body().items() if k != "images"},
+            "images": [IMAGE],
+            "contact": "12345",
+            "consent": True,
+        },
+    )
+    yield "/api/v1/deals/{deal}/dispute", lambda world: {"turnstile": "tok", "price": 13.5}
+    yield (
+        "/api/v1/reports",
+        lambda world: {
+            "deal": world.deal.pk,
+            "reason": "wrong_price",
+            "turnstile": "tok",
+        },
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("path", "make"), list(_nul_bodies()))
+def test_u0000_in_any_text_of_a_write_is_400_at_its_path(api, world, writes_open, path, make):
+    """PostgreSQL's text cannot hold U+0000: a body carrying one is refused where it is, and
+    nothing looks it up first (a submission's city was sought for its date check: 500)."""
+    body = make(world)
+    url = path.format(deal=world.deal.pk)
+    checked = 0
+    for leaf in _text_leaves({k: v for k, v in body.items() if k != "images"}):
+        broken = json.loads(json.dumps(body))
+        holder = broken
+        for key in leaf[:-1]:
+            holder = holder[key]
+        holder[leaf[-1]] = holder[leaf[-1]][:1] + "\x00" + holder[leaf[-1]][1:]
+        check(api, url, broken, ".".join(leaf))
+        checked += 1
+    assert checked
