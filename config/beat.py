@@ -1,8 +1,8 @@
 """Celery beat's periodic work inside the web process, for `make run` (no beat there).
 
 With DATASETS_REFRESH_IN_PROCESS the ASGI lifespan (config/asgi.py) runs each job below in a
-thread of its own, again and again: the datasets' check every DATASETS_REFRESH_SECONDS (as the
-beat entry in settings), the "it's live" e-mails and the opt-out confirmations due (hourly)
+thread of its own, again and again: the datasets' check every DATASETS_REFRESH_SECONDS and
+their month-end check every DATASETS_MONTH_END_SECONDS (as the beat entries in settings), the "it's live" e-mails and the opt-out confirmations due (hourly)
 and the purge of personal data (daily), as config/celery.py schedules them for the beat, and
 the reading of menu photos every 5 s (no worker reads them here). A failed run is logged and
 the next one tries again.
@@ -25,6 +25,11 @@ def jobs() -> list[tuple[str, float, float]]:
     every = settings.DATASETS_REFRESH_SECONDS
     return [
         ("datasets.services.datasets_export_if_changed", every, every),
+        (
+            "datasets.services.datasets_export_if_month_ended",
+            settings.DATASETS_MONTH_END_SECONDS,
+            settings.DATASETS_MONTH_END_SECONDS,
+        ),
         ("submissions.review.submissions_notify_due", 60.0, HOUR),
         ("outreach.services.optout_confirmations_due", 60.0, HOUR),
         ("submissions.services.contacts_purge", 60.0, DAY),

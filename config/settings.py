@@ -225,6 +225,8 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # by Celery beat, or inside the web process where there is no beat (make run).
 DATASETS_REFRESH_SECONDS = env.float("DATASETS_REFRESH_SECONDS", default=300.0)
 DATASETS_REFRESH_IN_PROCESS = env.bool("DATASETS_REFRESH_IN_PROCESS", default=False)
+# How often a month's end in a city is looked for (the served pointer alone: no query).
+DATASETS_MONTH_END_SECONDS = env.float("DATASETS_MONTH_END_SECONDS", default=60.0)
 # No worker (`make run`: tasks run eagerly, inside the request, and the beat's work runs in
 # the web process): menu photos are read by the in-process beat, not by a task the 202 waits for.
 MENU_PHOTOS_IN_PROCESS = CELERY_TASK_ALWAYS_EAGER and DATASETS_REFRESH_IN_PROCESS
@@ -237,6 +239,10 @@ CELERY_BEAT_SCHEDULE = {
     "datasets-export-if-changed": {
         "task": "datasets.tasks.datasets_export_if_changed",
         "schedule": DATASETS_REFRESH_SECONDS,
+    },
+    "datasets-export-if-month-ended": {
+        "task": "datasets.tasks.datasets_export_if_month_ended",
+        "schedule": DATASETS_MONTH_END_SECONDS,
     },
 }
 

@@ -715,6 +715,19 @@ def datasets_export_if_changed(
         cache.delete(LOCK_KEY)
 
 
+def datasets_export_if_month_ended(*, now: dt.datetime | None = None) -> ExportResult | None:
+    """Export when a month has ended in a city since the served generation (its index turns
+    `final`, datasets.md), else nothing. Reads the pointer alone (no database query), so the
+    beat runs it every minute: the files say `final` within a minute of the month's end,
+    not within the 5-minute check of the data (datasets_export_if_changed)."""
+    now = now or timezone.now()
+    pointer = read_pointer(datasets_storage())
+    final_at = pointer.get("final_at") if pointer is not None else None
+    if final_at is None or now.timestamp() < final_at:
+        return None
+    return datasets_export_if_changed(now=now)
+
+
 SCHEDULED_KEY = "datasets:export-scheduled"
 
 

@@ -11,6 +11,12 @@ from django.utils.module_loading import import_string
 from config import beat
 from config.celery import app
 
+DATASETS_JOBS = {
+    "datasets.services.datasets_export_if_changed": "datasets.tasks.datasets_export_if_changed",
+    "datasets.services.datasets_export_if_month_ended": (
+        "datasets.tasks.datasets_export_if_month_ended"
+    ),
+}
 SUBMISSIONS_JOBS = {
     "submissions.review.submissions_notify_due": "submissions.tasks.submissions_notify_due",
     "submissions.services.contacts_purge": "submissions.tasks.contacts_purge",
@@ -25,9 +31,9 @@ def test_the_web_process_runs_what_the_beat_schedules():
     """Each beat entry's work has its job in the web process (the datasets' own test is in
     datasets/tests/test_freshness.py), and each job names a service that exists."""
     paths = {path for path, _, _ in beat.jobs()}
-    jobs = {**SUBMISSIONS_JOBS, **OUTREACH_JOBS}
-    assert paths == {"datasets.services.datasets_export_if_changed", *jobs}
-    assert {e["task"] for e in app.conf.beat_schedule.values()} >= set(jobs.values())
+    jobs = {**DATASETS_JOBS, **SUBMISSIONS_JOBS, **OUTREACH_JOBS}
+    assert paths == set(jobs)
+    assert {e["task"] for e in app.conf.beat_schedule.values()} == set(jobs.values())
     assert all(callable(import_string(path)) for path in paths)
 
 

@@ -224,3 +224,26 @@ def test_the_web_process_checks_the_datasets_where_no_beat_runs(settings, monkey
         return len(calls) - stopped_at
 
     assert asyncio.run(asyncio.wait_for(serve(), 10)) == 0
+
+
+def test_a_month_end_is_looked_for_every_minute_from_the_pointer_alone(
+    world, client, django_assert_num_queries
+):
+    """The files say `final` within a minute of the month's end (datasets.md: `final` once
+    the month has ended in the city), not at the next 5-minute check of the data: a check
+    that reads only the served pointer, so it can run every minute."""
+    from config.celery import app
+
+    entry = app.conf.beat_schedule["datasets-export-if-month-ended"]
+    assert entry["schedule"] == 60.0 and entry["task"] in app.tasks
+    assert services.datasets_export_if_month_ended(now=at(2026, 11, 1, 2, 50)) is None  # none
+    assert services.datasets_export_if_changed(now=at(2026, 11, 1, 2, 50)) is not None
+    with django_assert_num_queries(0):
+        assert services.datasets_export_if_month_ended(now=at(2026, 11, 1, 2, 59, 59)) is None
+    assert services.datasets_export_if_month_ended(now=at(2026, 11, 1, 3)) is not None
+    cells = client.get("/api/v1/sao-paulo/price-index.json").json()["items"]
+    assert {cell["final"] for cell in cells if cell["month"] == "2026-10"} == {True}
+    with django_assert_num_queries(0):  # next: Manaus's, an hour later
+        assert services.datasets_export_if_month_ended(now=at(2026, 11, 1, 3, 1)) is None
+    generation = tasks.datasets_export_if_month_ended.apply().get()  # the beat's task: now
+    assert generation == read_pointer(datasets_storage())["generation"]
