@@ -21,8 +21,12 @@ if ENVIRONMENT not in {"production", "staging", "development"}:
 
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 if not SECRET_KEY:
-    if not DEBUG and ENVIRONMENT != "development":
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY is required unless DEBUG is on")
+    # DEBUG alone does not excuse it: a staging or production server run with DEBUG on would
+    # encrypt contacts and hash addresses under this published key.
+    if ENVIRONMENT != "development":
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is required unless ENVIRONMENT=development (the default with DEBUG)"
+        )
     SECRET_KEY = "dev-only-insecure-key-never-used-in-production"
 
 SITE_NAME = env.str("SITE_NAME", default="Breja")
@@ -374,8 +378,10 @@ FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
 # Checked here, as DJANGO_SECRET_KEY is, so that no process starts unable to store an e-mail
 # or contact (the first one sent was a 500); beers.crypto also refuses them at use.
 _field_keys = [key.strip() for key in FIELD_ENCRYPTION_KEYS if key.strip()]
-if not _field_keys and not DEBUG and ENVIRONMENT != "development":
-    raise ImproperlyConfigured("FIELD_ENCRYPTION_KEYS is required unless DEBUG is on")
+if not _field_keys and ENVIRONMENT != "development":
+    raise ImproperlyConfigured(
+        "FIELD_ENCRYPTION_KEYS is required unless ENVIRONMENT=development (the default with DEBUG)"
+    )
 try:
     for _key in _field_keys:
         Fernet(_key.encode())

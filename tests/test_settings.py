@@ -33,6 +33,18 @@ def test_production_refuses_to_start_without_a_secret_key():
     assert "DJANGO_SECRET_KEY is required" in result.stderr
 
 
+def test_debug_does_not_excuse_the_secrets_outside_development():
+    """With DEBUG on and ENVIRONMENT=production, contacts were encrypted (and addresses hashed)
+    under the published development key."""
+    for env in ({}, {"DJANGO_SECRET_KEY": secrets.token_urlsafe(50)}):
+        for environment in ("production", "staging"):
+            result = _manage("check", DEBUG="1", ENVIRONMENT=environment, **env)
+            assert result.returncode != 0
+            missing = "FIELD_ENCRYPTION_KEYS" if env else "DJANGO_SECRET_KEY"
+            assert f"{missing} is required unless ENVIRONMENT=development" in result.stderr
+    assert _manage("check", DEBUG="1").returncode == 0  # development: derived keys
+
+
 def test_production_refuses_to_start_without_good_field_keys():
     """The server never starts unable to store an e-mail (the first one sent was a 500)."""
     production = {"DJANGO_SECRET_KEY": secrets.token_urlsafe(50)}
