@@ -1,5 +1,6 @@
 """Writes to the ground floor: venues placed in their bairro, deals with a check."""
 
+import copy
 import datetime as dt
 
 from django.db import transaction
@@ -241,20 +242,25 @@ def price_index_close_until(city: City, now: dt.datetime | None = None) -> str:
 
 
 def price_index_close_ended(
-    city: City, now: dt.datetime | None = None, *, wait: bool = True
-) -> int:
+    city: City, now: dt.datetime | None = None, *, wait: bool = True, closed: str | None = None
+) -> str:
     """Close the months that have ended in the city's zone and are not closed yet
     (price_index_close_months), in a transaction of its own with the batch settings (the whole
-    index of a big city is not a 5-second live read); with nothing to close, no query (`city`
-    as loaded says so). `wait=False` (a live read): a city row another transaction holds (an
-    import, a closing under way) is left as it is rather than waited for. Returns the number
-    of cells kept."""
-    if city.price_index_closed_through >= price_index_close_until(city, now):
-        return 0
+    index of a big city is not a 5-second live read); with nothing to close, no query (`closed`,
+    the city's last closed month as just read, or as `city` was loaded, says so). `wait=False`
+    (a live read): a city row another transaction holds (an import, a closing under way) is
+    left as it is rather than waited for. Returns the city's last closed month ("YYYY-MM",
+    "" for none) after it."""
+    if closed is None:
+        closed = city.price_index_closed_through
+    if closed >= price_index_close_until(city, now):
+        return closed
     from datasets.snapshot import batch_transaction  # the batch settings are the export's
 
+    own = copy.copy(city)  # `city` may be the instance the live reads share (never changed)
     with batch_transaction():
-        return price_index_close_months(city=city, now=now, wait=wait)
+        price_index_close_months(city=own, now=now, wait=wait)
+    return max(closed, own.price_index_closed_through)  # as it was, when the row was held
 
 
 @transaction.atomic

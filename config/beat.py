@@ -2,8 +2,9 @@
 
 With DATASETS_REFRESH_IN_PROCESS the ASGI lifespan (config/asgi.py) runs each job below in a
 thread of its own, again and again: the datasets' check every DATASETS_REFRESH_SECONDS and
-their month-end check every DATASETS_MONTH_END_SECONDS (as the beat entries in settings), the "it's live" e-mails and the opt-out confirmations due (hourly)
-and the purge of personal data (daily), as config/celery.py schedules them for the beat, and
+their month-end check every DATASETS_MONTH_END_SECONDS (as the beat entries in settings), the
+"it's live" e-mails and the opt-out confirmations due (hourly) and the purge of personal data
+(daily), as config/celery.py schedules them for the beat, and
 the reading of menu photos every 5 s (no worker reads them here). A failed run is logged and
 the next one tries again.
 """

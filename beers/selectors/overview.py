@@ -83,8 +83,7 @@ def price_index_month(query: CityQuery, *, now: dt.datetime | None = None) -> An
     # the export that follows (interface.md: final once the month is closed): the answers
     # cached before expire at the local midnight that ends it. A closing under way elsewhere
     # is not waited for (that one tells the cache when it is done).
-    price_index_close_ended(city, now, wait=False)
-    closed = price_index.closed_through(city)
+    closed = price_index_close_ended(city, now, wait=False, closed=price_index.closed_through(city))
     month = query.month or price_index.latest_month(city, closed=closed)
     items = price_index.price_index(city=city, month=month, closed=closed) if month else []
     data = {

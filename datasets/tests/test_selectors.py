@@ -447,6 +447,14 @@ def test_the_live_price_index_is_final_from_the_second_its_month_ends_in_the_cit
     assert City.objects.get(pk=world.manaus.pk).price_index_closed_through == "2026-10"
     kept = PriceIndexHistory.objects.filter(city=world.manaus, month="2026-10").count()
     assert kept == len(after["items"])
+    # November, without a check in Manaus: it closes empty, and is final all the same
+    _at_clock(monkeypatch, at(2026, 12, 1, 3, 59, 59))
+    november = CityQuery("manaus", month="2026-11")
+    assert overview.price_index_month(november).data["final"] is False
+    _at_clock(monkeypatch, at(2026, 12, 1, 4))
+    answer = overview.price_index_month(november).data
+    assert answer["final"] is True and answer["items"] == []
+    assert City.objects.get(pk=world.manaus.pk).price_index_closed_through == "2026-11"
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks")
