@@ -26,7 +26,17 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from beers import labels
-from beers.models import PRICE_MAX_CENTS, Beer, Brand, CheckSource, Deal, Format, Venue
+from beers.models import (
+    PRICE_MAX_CENTS,
+    Beer,
+    Brand,
+    CheckSource,
+    Deal,
+    DealStatus,
+    Format,
+    Venue,
+    VenueStatus,
+)
 from beers.selectors.published import published_deals
 from beers.services import deal_create, deal_record_check
 from beers.text import name_key
@@ -139,7 +149,9 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
             continue  # the reader's own doubts (no format, no beer or brand, an offer)
         draft.format = formats[draft.format_id]
         same, note = None, ""
-        if not within_hard_bounds(draft.price_cents, draft.format):
+        if held := _held_back(draft):
+            note = held
+        elif not within_hard_bounds(draft.price_cents, draft.format):
             note = "outside the hard bounds"
         elif len(amounts[_price_key(draft)]) > 1:
             note = "the menu shows several amounts for this beer and format"
@@ -161,11 +173,11 @@ def _price_key(draft: MenuDraft) -> tuple:
     return draft.format_id, draft.beer_id, None if draft.beer_id else draft.brand_id
 
 
-def _same_prices(draft: MenuDraft) -> QuerySet[Deal]:
+def _same_prices(draft: MenuDraft, deals: QuerySet[Deal] | None = None) -> QuerySet[Deal]:
     """The bar's plain prices (single, regular, no schedules or dates) of the draft's format
-    and beer (or brand, or neither), newest check first."""
+    and beer (or brand, or neither), newest check first: of the published set, or `deals`."""
     return (
-        published_deals()
+        (published_deals() if deals is None else deals)
         .filter(
             venue_id=draft.venue_id,
             format_id=draft.format_id,
@@ -180,6 +192,22 @@ def _same_prices(draft: MenuDraft) -> QuerySet[Deal]:
         .filter(**({} if draft.beer_id else {"brand_id": draft.brand_id}))
         .order_by("-verified_at", "-id")
     )
+
+
+def _held_back(draft: MenuDraft) -> str:
+    """Why the draft cannot become a price or a check as it stands, else "": its bar is
+    closed (a submission there is refused too), or the bar's same price is out of the
+    rankings until a moderator decides its disputes (a new price beside it would be listed
+    next to it, the old amount first, once they are dismissed)."""
+    if not Venue.objects.filter(pk=draft.venue_id, status=VenueStatus.OPEN).exists():
+        return BAR_CLOSED
+    if _same_prices(draft, Deal.objects.filter(status=DealStatus.SUSPENDED)).exists():
+        return SAME_PRICE_SUSPENDED
+    return ""
+
+
+BAR_CLOSED = "the bar is closed"
+SAME_PRICE_SUSPENDED = "the bar's same price is out of the rankings until its disputes are decided"
 
 
 def _lock_bar(venue_id: int) -> None:
@@ -230,6 +258,13 @@ def menu_draft_approve(*, draft_id: int) -> Deal:
     if draft.price_cents > PRICE_MAX_CENTS:
         raise ReviewError(_("Preço acima de R$ 10.000."))
     _lock_bar(draft.venue_id)
+    held = _held_back(draft)
+    if held == BAR_CLOSED:
+        raise ReviewError(_("Esse bar está marcado como fechado: reabra o bar antes."))
+    if held:
+        raise ReviewError(
+            _("O mesmo preço deste bar está fora do ranking: decida as contestações dele antes.")
+        )
     same, _ambiguous = _same_price(draft)  # ambiguous: None, approved as a new price
     if draft.beer_id is None and same is not None and same.price_cents != draft.price_cents:
         # A beer without a name at another amount is another price, not a new amount of the

@@ -493,3 +493,66 @@ def test_the_same_menu_again_is_a_duplicate_while_its_drafts_wait(
     with django_capture_on_commit_callbacks(execute=True):
         assert api.post("/api/v1/menu-photos", body).json() == {"status": "received"}
     assert MenuPhotoUpload.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_a_trusted_menu_waits_when_the_bars_same_price_is_out_of_the_rankings(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """interface.md: 3 open disputes take a price out of the rankings "until checked" by a
+    moderator. A menu line of that price created a second one beside it (both listed, the
+    disputed amount first, once the disputes were dismissed): it now waits, and a moderator
+    is told to decide the disputes first."""
+    from submissions.menu_photos import menu_draft_approve
+    from submissions.review import ReviewError
+
+    suspended = Deal.objects.create(
+        venue=world.venue,
+        city=world.city,
+        format=world.format,
+        volume_ml=600,
+        beer=catalogue["beer"],
+        brand=catalogue["beer"].brand,
+        price_cents=1390,
+        status="suspended",
+        open_disputes=3,
+        verified_at=timezone.now() - timezone.timedelta(days=20),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        upload(api, world, MENU[1:2], ref=menu_link_ref(world.venue.pk))
+    draft = MenuDraft.objects.get()
+    assert draft.state == ReviewState.PENDING and draft.deal is None
+    assert "out of the rankings" in draft.decision_note
+    with pytest.raises(ReviewError, match="contestações"):
+        menu_draft_approve(draft_id=draft.pk)
+    assert list(Deal.objects.filter(venue=world.venue, beer=catalogue["beer"])) == [suspended]
+
+
+@pytest.mark.django_db
+def test_a_menu_of_a_closed_bar_becomes_no_price(world, catalogue):
+    """As a submission at a closed bar is refused: the drafts wait, and a moderator is told to
+    reopen the bar first (a price was created there, hidden while the bar stayed closed)."""
+    from submissions.menu_photos import menu_draft_approve, menu_drafts_auto_review
+    from submissions.review import ReviewError
+
+    world.venue.status = "closed"
+    world.venue.save(update_fields=["status"])
+    prices = list(Deal.objects.filter(venue=world.venue))
+    sent = MenuPhotoUpload.objects.create(
+        city=world.city, venue=world.venue, address_hash="a" * 64, body_fingerprint="1"
+    )
+    draft = MenuDraft.objects.create(
+        upload=sent,
+        venue=world.venue,
+        position=0,
+        text="Heineken 600ml R$ 14,90",
+        price_cents=1490,
+        beer=catalogue["beer"],
+        format=world.format,
+    )
+    assert menu_drafts_auto_review(sent, [draft]) == 0
+    draft.refresh_from_db()
+    assert draft.state == ReviewState.PENDING and draft.decision_note == "the bar is closed"
+    with pytest.raises(ReviewError, match="fechado"):
+        menu_draft_approve(draft_id=draft.pk)
+    assert list(Deal.objects.filter(venue=world.venue)) == prices
