@@ -178,29 +178,39 @@ def beer_for_name(name: str | None) -> tuple[Beer | None, Brand | None]:
 
     A name that is a brand's ("Brahma") gives the brand only; a new beer whose first words
     name a brand ("Brahma Duplo Malte") is filed under that brand."""
+    beer, brand, new = beer_named(name)
+    if new is None:
+        return beer, brand
+    beer, _created = Beer.objects.get_or_create(
+        slug=new[1], defaults={"name": new[0], "brand": brand}
+    )
+    return beer, beer.brand
+
+
+def beer_named(name: str | None) -> tuple[Beer | None, Brand | None, tuple[str, str] | None]:
+    """What a sender's beer name names, creating nothing: (the beer, its brand, None); (None,
+    the brand, None) for a brand's name; (None, the brand its first words name or None, (name,
+    slug) of the new beer it would be); (None, None, None) for no name."""
     if not name or not name.strip():
-        return None, None
+        return None, None, None
     name = " ".join(name.split())
     key, slug = name_key(name), slug_of(name, 100)
     beer = Beer.objects.select_related("brand").filter(Q(name__iexact=name) | Q(slug=slug)).first()
     if beer is not None:
-        return beer, beer.brand
+        return beer, beer.brand, None
     for beer in Beer.objects.select_related("brand").filter(name__icontains=name.split()[0]):
         if name_key(beer.name) == key:
-            return beer, beer.brand
+            return beer, beer.brand, None
     brands = list(Brand.objects.all())
     for brand in brands:
         if name_key(brand.name) == key or brand.slug == slug:
-            return None, brand
+            return None, brand, None
     brand = None
     for candidate in sorted(brands, key=lambda b: -len(b.name)):
         if key.startswith(name_key(candidate.name) + " "):
             brand = candidate
             break
-    if not slug:
-        return None, brand
-    beer, _created = Beer.objects.get_or_create(slug=slug, defaults={"name": name, "brand": brand})
-    return beer, beer.brand
+    return None, brand, ((name, slug) if slug else None)
 
 
 @transaction.atomic

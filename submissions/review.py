@@ -39,6 +39,7 @@ from beers.selectors.ranking import ranked_deals
 from beers.selectors.twins import venue_find_twins
 from beers.services import (
     beer_for_name,
+    beer_named,
     deal_create,
     deal_record_check,
     deal_set_standing,
@@ -149,10 +150,24 @@ def submission_twins(submission: PriceSubmission) -> list[Venue]:
     return venue_find_twins(city=submission.city, name=new["name"], lat=new["lat"], lng=new["lng"])
 
 
+def _same_beer(submission: PriceSubmission) -> Q:
+    """The prices the submission's beer may be news of: that beer's, or (a brand's name
+    alone) any of that brand's, and those naming no beer, of its brand or of none. Never a
+    price of another beer the catalogue knows: an audit merged R$ 25,00 sent for a Heineken
+    into a Stella Artois, credited to the Heineken's sender."""
+    beer, brand, new = beer_named(submission.payload.get("beer"))
+    unnamed = Q(beer__isnull=True) & (Q(brand__isnull=True) | Q(brand=brand))
+    if beer is not None:
+        return Q(beer=beer) | unnamed
+    if brand is not None and new is None:  # "Brahma": any Brahma
+        return Q(brand=brand) | unnamed
+    return unnamed
+
+
 def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
-    """Prices this submission may update: same city and format, at its bar (or at a bar that
-    looks like its new one), live (published or disputed, at an open bar): a merge tells the
-    sender the price is live. Cheapest per litre first."""
+    """Prices this submission may update: same city, format and beer (_same_beer), at its bar
+    (or at a bar that looks like its new one), live (published or disputed, at an open bar): a
+    merge tells the sender the price is live. Cheapest per litre first."""
     if submission.venue_id is not None:
         venue_ids = [submission.venue_id]
     else:
@@ -160,6 +175,7 @@ def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
     return list(
         published_deals()
         .filter(venue_id__in=venue_ids, format_id=submission.format_id, city_id=submission.city_id)
+        .filter(_same_beer(submission))
         .select_related("venue", "beer", "brand", "format")
         .order_by("price_per_litre", "price_cents", "id")
     )
@@ -356,6 +372,8 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
         raise ReviewError(_("Esse preço não está no ar; aprove o envio como um preço novo."))
     if deal.city_id != submission.city_id or deal.format_id != submission.format_id:
         raise ReviewError(_("Só dá para mesclar com um preço da mesma cidade e formato."))
+    if not Deal.objects.filter(_same_beer(submission), pk=deal.pk).exists():
+        raise ReviewError(_("Só dá para mesclar com um preço da mesma cerveja."))
     if submission.venue_id is not None and deal.venue_id != submission.venue_id:
         raise ReviewError(_("Só dá para mesclar com um preço do mesmo bar."))
     if submission.venue_id is None and deal.venue_id not in {

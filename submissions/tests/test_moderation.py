@@ -1239,3 +1239,28 @@ def test_the_sender_link_is_clickable_only_when_it_is_a_web_address(
     page = mod.get(review_url(submit(api, world, link=link))).content.decode()
     assert (f'href="{escape(link)}"' in page) is clickable
     assert escape(link) in page  # shown either way, as text
+
+
+def test_merge_offers_and_takes_only_prices_of_the_beer_sent(mod, world, api, writes_open):
+    """A Heineken at the bar is no news of its Brahma Chopp (an audit merged R$ 25,00 sent
+    for a Heineken into a Stella Artois, credited to the Heineken's sender); a price that
+    names no beer may be the one sent."""
+    from beers.models import Beer, Brand
+    from submissions import review
+
+    brahma = Brand.objects.create(slug="brahma", name="Brahma")
+    chopp = Beer.objects.create(slug="brahma-chopp", name="Brahma Chopp", brand=brahma)
+    heineken = Brand.objects.create(slug="heineken", name="Heineken")
+    Beer.objects.create(slug="heineken", name="Heineken", brand=heineken)
+    other = world.fresh_deal(beer=chopp, brand=brahma)
+    sub = submit(api, world, beer="Heineken", price=11.0)
+    assert review.submission_merge_candidates(sub) == [world.deal]  # names no beer
+    assert f'name="deal" value="{other.pk}"' not in mod.get(review_url(sub)).content.decode()
+    with pytest.raises(review.ReviewError, match="mesma cerveja"):
+        review.submission_merge(submission_id=sub.pk, deal_id=other.pk)
+    assert Deal.objects.get(pk=other.pk).price_cents == other.price_cents
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
+    # the beer, as a sender writes it, or its brand alone: offered
+    for name in ("  brahma CHOPP ", "Brahma"):
+        sent = submit(api, world, beer=name, price=11.0, notes=name)
+        assert set(review.submission_merge_candidates(sent)) == {world.deal, other}
