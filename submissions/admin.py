@@ -10,6 +10,7 @@ import datetime as dt
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Q, Window
@@ -272,6 +273,13 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
     def approve(self, request, queryset):
         """Bulk approval of the plain cases; a new bar that looks like a listed one, or a price
         far from the median, is left for its review page."""
+        for sub in queryset.exclude(state=ReviewState.PENDING):
+            self.message_user(
+                request,
+                _("#%(id)d: Este item já foi decidido (%(state)s).")
+                % {"id": sub.pk, "state": sub.get_state_display()},
+                messages.ERROR,
+            )
         pending = queryset.filter(state=ReviewState.PENDING).select_related("format")
         medians = median_per_litre_by_format(pairs={(s.city_id, s.format_id) for s in pending})
         approvable = []
@@ -327,6 +335,15 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
             done = self._review_post(request, sub)
             if done:
                 return HttpResponseRedirect(self._next_pending(sub))
+            return HttpResponseRedirect(request.path)
+        if (
+            request.method == "POST"
+        ):  # decided since the page was shown (another tab, another moderator)
+            self.message_user(
+                request,
+                _("Este item já foi decidido (%(state)s).") % {"state": sub.get_state_display()},
+                messages.ERROR,
+            )
             return HttpResponseRedirect(request.path)
         medians = median_per_litre_by_format(pairs={(sub.city_id, sub.format_id)})
         per_litre = submission_per_litre(sub)
@@ -391,6 +408,17 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
                 return False
             self.log_change(request, sub, f"aprovado: preço #{deal.pk} em {deal.venue.name}")
             self.message_user(request, _("Envio #%(id)d aprovado.") % {"id": sub.pk})
+            if review.deal_live_from(deal) is None:
+                self.message_user(
+                    request,
+                    _(
+                        "O preço #%(id)d está nos dados abertos, mas não entra no ranking "
+                        "(visto há mais de 180 dias, fora da validade ou num lugar que não é "
+                        "bar); quem enviou não será avisado."
+                    )
+                    % {"id": deal.pk},
+                    messages.WARNING,
+                )
             return True
         if decision == "reject":
             reason = (request.POST.get("reason_text") or request.POST.get("reason") or "").strip()
@@ -692,6 +720,18 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).filter(review.DISPUTES_WAITING)
 
+    def _decided_since(self, request, queryset) -> None:
+        """Prices ticked on the page whose disputes were decided since (in another tab, by
+        another moderator) have left the queue, and so the action's queryset: said, not
+        skipped without a word."""
+        ticked = {int(pk) for pk in request.POST.getlist(ACTION_CHECKBOX_NAME) if pk.isdigit()}
+        for pk in sorted(ticked - {deal.pk for deal in queryset}):
+            self.message_user(
+                request,
+                _("#%(id)d: as contestações deste preço já foram decididas.") % {"id": pk},
+                messages.ERROR,
+            )
+
     def get_changelist(self, request, **kwargs):
         return _DisputedChangeList
 
@@ -711,6 +751,7 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
         description=_("Descartar as contestações: o preço volta ao ranking"), permissions=["review"]
     )
     def dismiss(self, request, queryset):
+        self._decided_since(request, queryset)
         self._each(
             request,
             queryset,
@@ -722,6 +763,7 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
         description=_("Aceitar as contestações: esconder o preço"), permissions=["review"]
     )
     def uphold(self, request, queryset):
+        self._decided_since(request, queryset)
         self._each(
             request,
             queryset,

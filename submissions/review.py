@@ -230,6 +230,13 @@ def _live_from(deal: Deal, city: City, today: dt.date) -> dt.date | None:
     return day if ranked_deals(city=city, today=day).filter(pk=deal.pk).exists() else None
 
 
+def deal_live_from(deal: Deal) -> dt.date | None:
+    """The first city-local day, from today on, that the price is in the rankings, or None
+    when it will not be (seen more than 180 days ago, its validity over, not at a bar)."""
+    city = City.objects.get(pk=deal.city_id)
+    return _live_from(deal, city, city.local_now().date())
+
+
 def _notify_submission_later(submission: PriceSubmission, deal: Deal) -> None:
     """Tell the sender their price is live, after commit, if it is: in the rankings today
     (its check recent enough, its validity begun and not over). A price whose validity begins

@@ -1264,3 +1264,51 @@ def test_merge_offers_and_takes_only_prices_of_the_beer_sent(mod, world, api, wr
     for name in ("  brahma CHOPP ", "Brahma"):
         sent = submit(api, world, beer=name, price=11.0, notes=name)
         assert set(review.submission_merge_candidates(sent)) == {world.deal, other}
+
+
+def _messages(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]] if response.context else []
+
+
+def test_a_decision_on_an_item_decided_since_says_so(mod, world, api, writes_open):
+    """A second tab, another moderator: the decision is refused with a word, not a page that
+    silently shows nothing (review page, the list's bulk approval, the disputes queue)."""
+    from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+
+    from beers.tests.factories import DealFactory
+
+    sub = submit(api, world, price=11.0)
+    decide(mod, sub, decision="reject", reason="spam")
+    again = mod.post(review_url(sub), {"decision": "approve"}, follow=True)
+    assert any("já foi decidido" in m for m in _messages(again))
+    assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.REJECTED
+    listing = reverse("admin:submissions_pricesubmission_changelist")
+    bulk = mod.post(listing, {"action": "approve", ACTION_CHECKBOX_NAME: [sub.pk]}, follow=True)
+    assert any(f"#{sub.pk}: Este item já foi decidido" in m for m in _messages(bulk))
+
+    deal = DealFactory(status=DealStatus.DISPUTED, open_disputes=2)
+    queue = reverse("admin:submissions_disputeddeal_changelist")
+    first = mod.post(queue, {"action": "dismiss", ACTION_CHECKBOX_NAME: [deal.pk]}, follow=True)
+    assert not any("já foram decididas" in m for m in _messages(first))
+    assert Deal.objects.get(pk=deal.pk).status == DealStatus.PUBLISHED
+    for action in ("dismiss", "uphold"):
+        late = mod.post(queue, {"action": action, ACTION_CHECKBOX_NAME: [deal.pk]}, follow=True)
+        assert f"#{deal.pk}: as contestações deste preço já foram decididas." in _messages(late)
+    assert Deal.objects.get(pk=deal.pk).status == DealStatus.PUBLISHED
+
+
+def test_approving_a_price_seen_too_long_ago_to_rank_warns_the_moderator(
+    mod, world, api, writes_open
+):
+    """Seen 240 days ago: it enters the open data with its age but no ranking, so its sender
+    is never told; the moderator is (an audit found the approval said only "aprovado")."""
+    seen = timezone.localdate() - dt.timedelta(days=240)
+    old = submit(api, world, price=11.0, observed_on=seen.isoformat())
+    answer = mod.post(review_url(old), {"decision": "approve"}, follow=True)
+    deal = PriceSubmission.objects.get(pk=old.pk).deal
+    assert f"O preço #{deal.pk} está nos dados abertos, mas não entra no ranking" in " ".join(
+        _messages(answer)
+    )
+    recent = submit(api, world, price=12.0, notes="hoje")
+    answer = mod.post(review_url(recent), {"decision": "approve"}, follow=True)
+    assert not any("não entra no ranking" in m for m in _messages(answer))
