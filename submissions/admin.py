@@ -296,12 +296,26 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
                 )
             else:
                 approvable.append(sub)
-        self._each(
-            request,
-            approvable,
-            lambda sub: review.submission_approve(submission_id=sub.pk),
-            str(_("aprovado")),
-        )
+
+        def approve_one(sub: PriceSubmission) -> None:
+            self._warn_if_never_ranked(request, review.submission_approve(submission_id=sub.pk))
+
+        self._each(request, approvable, approve_one, str(_("aprovado")))
+
+    def _warn_if_never_ranked(self, request, deal: Deal) -> None:
+        """A price approved into the open data that no ranking will show: its sender is not
+        told, so its moderator is."""
+        if review.deal_live_from(deal) is None:
+            self.message_user(
+                request,
+                _(
+                    "O preço #%(id)d está nos dados abertos, mas não entra no ranking "
+                    "(visto há mais de 180 dias, fora da validade ou num lugar que não é "
+                    "bar); quem enviou não será avisado."
+                )
+                % {"id": deal.pk},
+                messages.WARNING,
+            )
 
     def get_urls(self):
         return [
@@ -408,17 +422,7 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
                 return False
             self.log_change(request, sub, f"aprovado: preço #{deal.pk} em {deal.venue.name}")
             self.message_user(request, _("Envio #%(id)d aprovado.") % {"id": sub.pk})
-            if review.deal_live_from(deal) is None:
-                self.message_user(
-                    request,
-                    _(
-                        "O preço #%(id)d está nos dados abertos, mas não entra no ranking "
-                        "(visto há mais de 180 dias, fora da validade ou num lugar que não é "
-                        "bar); quem enviou não será avisado."
-                    )
-                    % {"id": deal.pk},
-                    messages.WARNING,
-                )
+            self._warn_if_never_ranked(request, deal)
             return True
         if decision == "reject":
             reason = (request.POST.get("reason_text") or request.POST.get("reason") or "").strip()

@@ -1312,3 +1312,14 @@ def test_approving_a_price_seen_too_long_ago_to_rank_warns_the_moderator(
     recent = submit(api, world, price=12.0, notes="hoje")
     answer = mod.post(review_url(recent), {"decision": "approve"}, follow=True)
     assert not any("não entra no ranking" in m for m in _messages(answer))
+    # the list's bulk approval says it too
+    from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+
+    bulk = submit(api, world, price=13.0, observed_on=seen.isoformat(), notes="lista")
+    answer = mod.post(
+        reverse("admin:submissions_pricesubmission_changelist"),
+        {"action": "approve", ACTION_CHECKBOX_NAME: [bulk.pk]},
+        follow=True,
+    )
+    deal = PriceSubmission.objects.get(pk=bulk.pk).deal
+    assert any(f"#{deal.pk} está nos dados abertos" in m for m in _messages(answer))
