@@ -2,7 +2,8 @@
 
 A city slug is lowercase letters and digits in groups joined by single hyphens, and never one
 of the reserved first segments, so these patterns cannot shadow /admin/, /api/, /static/, /mcp
-or the /en prefix.
+or the /en prefix. The last pattern gives any other address outside /api/ and /admin/ the
+site's 404 (a missing /static/ file too), DEBUG or not.
 """
 
 from django.urls import path, re_path
@@ -24,4 +25,6 @@ urlpatterns = [
     re_path(rf"^{CITY}/{VENUE}$", views.venue_page, name="venue"),
     # A page asked with a trailing slash (typed, or cut from a link): the page's own address.
     re_path(rf"^(?P<page>en|(?:en/)?{CITY}(?:/{VENUE})?)/$", views.without_slash),
+    # Anything else outside /api/ and /admin/ (which answer their own 404s): the site's 404.
+    re_path(r"^(?!(?:api|admin)(?:/|$)).*$", views.unknown_page),
 ]

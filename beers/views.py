@@ -117,11 +117,20 @@ def path_lang(path: str) -> str:
 
 
 def not_found_page(request, lang: str = "pt-BR") -> HttpResponse:
-    """The HTML 404 of the site (unknown city or bar, unknown page)."""
+    """The HTML 404 of the site (unknown city or bar, unknown page), kept by caches a minute
+    (a city activated since is seen within one)."""
     other = _other(lang)
-    return _render(
+    response = _render(
         request, "404.html", lang, {}, alternate=site_context(other)["home_path"], status=404
     )
+    response["Cache-Control"] = "public, max-age=60"
+    return response
+
+
+def unknown_page(request, **_parts) -> HttpResponse:
+    """Any address no page has (beers.urls' last pattern): the site's 404 in its language, with
+    DEBUG too (`make run`), where Django would show its own page listing every URL pattern."""
+    return not_found_page(request, path_lang(request.path))
 
 
 def unavailable_page(request, lang: str, retry_after: int) -> HttpResponse:
@@ -272,4 +281,6 @@ def robots(request) -> HttpResponse:
 def without_slash(request, page: str, **_parts):
     """301 to the page's address without the trailing slash, keeping the query."""
     query = request.META.get("QUERY_STRING", "")
-    return HttpResponsePermanentRedirect(f"/{page}" + (f"?{query}" if query else ""))
+    response = HttpResponsePermanentRedirect(f"/{page}" + (f"?{query}" if query else ""))
+    response["Cache-Control"] = f"public, max-age={settings.LIVE_CACHE_SECONDS}"
+    return response

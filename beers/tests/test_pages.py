@@ -253,6 +253,7 @@ def test_unknown_city_or_bar_is_an_html_404(client, world, path):
 def test_a_trailing_slash_leads_to_the_page(client, world, path, target):
     response = client.get(path)
     assert (response.status_code, response["Location"]) == (301, target)
+    assert response["Cache-Control"] == "public, max-age=600"
     assert client.get(target).status_code == 200
 
 
@@ -295,6 +296,36 @@ def test_any_unknown_page_is_the_site_404(client, path, words):
     response = client.get(path)
     assert response.status_code == 404
     assert words in text(response)
+
+
+@pytest.mark.parametrize(
+    ("path", "lang"),
+    [
+        ("/favicon.ico", "pt-BR"),
+        ("/Sao-Paulo", "pt-BR"),
+        ("/en/sao-paulo/boteco-do-ze/extra", "en"),
+        ("/en/api", "en"),
+        ("/static/nope.css", "pt-BR"),
+    ],
+)
+def test_with_debug_too_an_unknown_address_is_the_site_404(client, world, settings, path, lang):
+    """`make run` runs with DEBUG: addresses no pattern matched got Django's own 404 page, in
+    English, listing every URL pattern (admin ones included)."""
+    settings.DEBUG = True
+    response = client.get(path)
+    assert response.status_code == 404 and response["Content-Language"] == lang
+    assert f'<html lang="{lang}"' in text(response) and "urlpatterns" not in text(response)
+    assert response["Cache-Control"] == "public, max-age=60"  # an error kept a minute, no more
+    assert client.get("/api/nope").json()["error"] == "not_found"  # the API's stay JSON
+    assert client.get("/admin").status_code == 301
+
+
+def test_the_icon_address_is_a_valid_url(client, world):
+    """The Nu validator refused every page: spaces in the icon's data: URL."""
+    import re
+
+    href = re.search(r'<link rel="icon" href="([^"]*)"', text(client.get("/sao-paulo")))[1]
+    assert href.startswith("data:image/svg+xml,") and not re.search(r"\s", href)
 
 
 # --- a real browser ---------------------------------------------------------------------------
