@@ -236,11 +236,9 @@ def test_a_trusted_menu_in_two_columns_waits_for_a_person_with_each_price_in_its
     assert not Deal.objects.filter(price_cents__in=[750, 1490]).exists()
 
 
-@pytest.mark.django_db
-def test_a_trusted_menu_checks_the_bars_same_price_again(
-    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
-):
-    known = Deal.objects.create(
+def _bottle_at_the_bar(world, catalogue, **fields) -> Deal:
+    """The bar's plain Heineken 600 ml at R$ 13,90, checked 20 days ago (the menu says 14,90)."""
+    return Deal.objects.create(
         venue=world.venue,
         city=world.city,
         format=world.format,
@@ -249,7 +247,15 @@ def test_a_trusted_menu_checks_the_bars_same_price_again(
         brand=catalogue["beer"].brand,
         price_cents=1390,
         verified_at=timezone.now() - timezone.timedelta(days=20),
+        **fields,
     )
+
+
+@pytest.mark.django_db
+def test_a_trusted_menu_checks_the_bars_same_price_again(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    known = _bottle_at_the_bar(world, catalogue)
     with django_capture_on_commit_callbacks(execute=True):
         upload(api, world, MENU[1:2], ref=menu_link_ref(world.venue.pk))
     draft = MenuDraft.objects.get()
@@ -506,18 +512,7 @@ def test_a_trusted_menu_waits_when_the_bars_same_price_is_out_of_the_rankings(
     from submissions.menu_photos import menu_draft_approve
     from submissions.review import ReviewError
 
-    suspended = Deal.objects.create(
-        venue=world.venue,
-        city=world.city,
-        format=world.format,
-        volume_ml=600,
-        beer=catalogue["beer"],
-        brand=catalogue["beer"].brand,
-        price_cents=1390,
-        status="suspended",
-        open_disputes=3,
-        verified_at=timezone.now() - timezone.timedelta(days=20),
-    )
+    suspended = _bottle_at_the_bar(world, catalogue, status="suspended", open_disputes=3)
     with django_capture_on_commit_callbacks(execute=True):
         upload(api, world, MENU[1:2], ref=menu_link_ref(world.venue.pk))
     draft = MenuDraft.objects.get()
