@@ -116,15 +116,29 @@ def path_lang(path: str) -> str:
     return "en" if path == "/en" or path.startswith("/en/") else "pt-BR"
 
 
+def _error_page(
+    request, status: int, lang: str, cache_control: str, retry_after=None
+) -> HttpResponse:
+    """The site's page for an error status (templates/{status}.html), in `lang`; its other
+    language is that language's home page (the same error may not stand there)."""
+    response = _render(
+        request,
+        f"{status}.html",
+        lang,
+        {},
+        alternate=site_context(_other(lang))["home_path"],
+        status=status,
+    )
+    response["Cache-Control"] = cache_control
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response
+
+
 def not_found_page(request, lang: str = "pt-BR") -> HttpResponse:
     """The HTML 404 of the site (unknown city or bar, unknown page), kept by caches a minute
     (a city activated since is seen within one)."""
-    other = _other(lang)
-    response = _render(
-        request, "404.html", lang, {}, alternate=site_context(other)["home_path"], status=404
-    )
-    response["Cache-Control"] = "public, max-age=60"
-    return response
+    return _error_page(request, 404, lang, "public, max-age=60")
 
 
 def unknown_page(request, **_parts) -> HttpResponse:
@@ -136,24 +150,12 @@ def unknown_page(request, **_parts) -> HttpResponse:
 def unavailable_page(request, lang: str, retry_after: int) -> HttpResponse:
     """503 while the live pages are paused (operator switch) or the database is not
     answering: the static datasets keep working."""
-    other = _other(lang)
-    response = _render(
-        request, "503.html", lang, {}, alternate=site_context(other)["home_path"], status=503
-    )
-    response["Retry-After"] = str(retry_after)
-    response["Cache-Control"] = "no-store"
-    return response
+    return _error_page(request, 503, lang, "no-store", retry_after)
 
 
 def too_many_page(request, lang: str, retry_after: str) -> HttpResponse:
     """429: this address asked for more pages than the read limit allows."""
-    other = _other(lang)
-    response = _render(
-        request, "429.html", lang, {}, alternate=site_context(other)["home_path"], status=429
-    )
-    response["Retry-After"] = retry_after
-    response["Cache-Control"] = "no-store"
-    return response
+    return _error_page(request, 429, lang, "no-store", retry_after)
 
 
 def degradable(view):

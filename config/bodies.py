@@ -15,9 +15,32 @@ class BodyGone(Exception):
     """The client hung up before its body ended: nobody to answer."""
 
 
-async def read_body(receive, limit: int) -> list[dict]:
-    """The messages that carried the body, to hand on as they came. Raises BodyTooLarge,
-    TimeoutError (not whole within REQUEST_BODY_SECONDS) or BodyGone."""
+class BodyLate(Exception):
+    """The body was not whole within REQUEST_BODY_SECONDS; its text is the answer's message."""
+
+
+def declared_length(scope) -> int | None:
+    """The request's Content-Length, None when it has none (or not a number)."""
+    for name, value in scope.get("headers", []):
+        if name == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
+
+
+async def read_body(scope, receive, limit: int) -> list[dict]:
+    """The messages that carried the body, to hand on as they came. Raises BodyTooLarge (a
+    Content-Length over the limit before a byte is read), BodyLate or BodyGone."""
+    declared = declared_length(scope)
+    if declared is not None and declared > limit:
+        raise BodyTooLarge
+    try:
+        return await _messages(receive, limit)
+    except TimeoutError:
+        seconds = settings.REQUEST_BODY_SECONDS
+        raise BodyLate(f"The body did not arrive within {seconds:g} s.") from None
+
+
+async def _messages(receive, limit: int) -> list[dict]:
     messages, size = [], 0
     with anyio.fail_after(settings.REQUEST_BODY_SECONDS):
         while True:

@@ -26,7 +26,7 @@ from starlette.requests import Request
 from beers.answers import DATASETS_INDEX
 from beers.clients import address_hash, client_ip_from_meta
 from beers.counters import parse_rate, window_hit
-from config.bodies import BodyGone, BodyTooLarge, body_of, read_body
+from config.bodies import BodyGone, BodyLate, BodyTooLarge, body_of, read_body
 
 from . import tools
 
@@ -154,13 +154,6 @@ def _count(scope, rate: tuple[int, int], group: str = "mcp") -> tuple[bool, int]
 
 PROTOCOL_RATE_FACTOR = 4  # a client opens a session and lists tools around its calls
 BODY_PEEK_LIMIT = 4 << 20  # the SDK's own limit (413 above it)
-
-
-def _declared_length(scope) -> int | None:
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            return int(value) if value.isdigit() else None
-    return None
 
 
 _NOT_JSON = object()
@@ -393,22 +386,16 @@ class McpMount:
             scope = _case_folded(scope)
             if await self._refused(scope, receive, send):
                 return
-            declared = _declared_length(scope)
-            if declared is not None and declared > BODY_PEEK_LIMIT:
-                await _too_large(send)
-                return
             try:  # in time and up to the SDK's limit (config/bodies.py)
-                messages = await read_body(receive, BODY_PEEK_LIMIT)
+                messages = await read_body(scope, receive, BODY_PEEK_LIMIT)
             except BodyGone:
                 return
             except BodyTooLarge:
                 await _too_large(send)
                 return
-            except TimeoutError:
-                seconds = settings.REQUEST_BODY_SECONDS
-                message = f"The body did not arrive within {seconds:g} s."
+            except BodyLate as late:
                 # the rest of that body may still come: nothing more is read on this connection
-                await _json(send, 408, _rpc_error(-32600, message), [(b"connection", b"close")])
+                await _json(send, 408, _rpc_error(-32600, str(late)), [(b"connection", b"close")])
                 return
             body = body_of(messages)
             data = _parsed(body)

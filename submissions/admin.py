@@ -274,12 +274,7 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
         """Bulk approval of the plain cases; a new bar that looks like a listed one, or a price
         far from the median, is left for its review page."""
         for sub in queryset.exclude(state=ReviewState.PENDING):
-            self.message_user(
-                request,
-                _("#%(id)d: Este item já foi decidido (%(state)s).")
-                % {"id": sub.pk, "state": sub.get_state_display()},
-                messages.ERROR,
-            )
+            self.message_user(request, f"#{sub.pk}: {review.decided_message(sub)}", messages.ERROR)
         pending = queryset.filter(state=ReviewState.PENDING).select_related("format")
         medians = median_per_litre_by_format(pairs={(s.city_id, s.format_id) for s in pending})
         approvable = []
@@ -353,11 +348,7 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
         if (
             request.method == "POST"
         ):  # decided since the page was shown (another tab, another moderator)
-            self.message_user(
-                request,
-                _("Este item já foi decidido (%(state)s).") % {"state": sub.get_state_display()},
-                messages.ERROR,
-            )
+            self.message_user(request, review.decided_message(sub), messages.ERROR)
             return HttpResponseRedirect(request.path)
         medians = median_per_litre_by_format(pairs={(sub.city_id, sub.format_id)})
         per_litre = submission_per_litre(sub)

@@ -135,6 +135,7 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
     docstring); returns how many. The others stay pending, with the reason noted."""
     approved = 0
     _lock_bar(upload.venue_id)
+    closed = _bar_closed(upload.venue_id)  # once: every draft of an upload is of its bar
     formats = Format.objects.in_bulk({d.format_id for d in drafts if d.format_id})
     # The amounts the menu shows for each beer (or brand, or neither) and format: two amounts
     # are two beers the reader could not tell apart (a Pilsen and an IPA the catalogue lacks,
@@ -149,8 +150,10 @@ def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) ->
             continue  # the reader's own doubts (no format, no beer or brand, an offer)
         draft.format = formats[draft.format_id]
         same, note = None, ""
-        if held := _held_back(draft):
-            note = held
+        if closed:
+            note = BAR_CLOSED
+        elif _same_price_suspended(draft):
+            note = SAME_PRICE_SUSPENDED
         elif not within_hard_bounds(draft.price_cents, draft.format):
             note = "outside the hard bounds"
         elif len(amounts[_price_key(draft)]) > 1:
@@ -194,16 +197,16 @@ def _same_prices(draft: MenuDraft, deals: QuerySet[Deal] | None = None) -> Query
     )
 
 
-def _held_back(draft: MenuDraft) -> str:
-    """Why the draft cannot become a price or a check as it stands, else "": its bar is
-    closed (a submission there is refused too), or the bar's same price is out of the
-    rankings until a moderator decides its disputes (a new price beside it would be listed
-    next to it, the old amount first, once they are dismissed)."""
-    if not Venue.objects.filter(pk=draft.venue_id, status=VenueStatus.OPEN).exists():
-        return BAR_CLOSED
-    if _same_prices(draft, Deal.objects.filter(status=DealStatus.SUSPENDED)).exists():
-        return SAME_PRICE_SUSPENDED
-    return ""
+def _bar_closed(venue_id: int) -> bool:
+    """A submission at a closed bar is refused; so is a menu draft (one query)."""
+    return not Venue.objects.filter(pk=venue_id, status=VenueStatus.OPEN).exists()
+
+
+def _same_price_suspended(draft: MenuDraft) -> bool:
+    """Whether the bar's same price is out of the rankings until a moderator decides its
+    disputes: a new price beside it would be listed next to it, the old amount first, once
+    they are dismissed (one query)."""
+    return _same_prices(draft, Deal.objects.filter(status=DealStatus.SUSPENDED)).exists()
 
 
 BAR_CLOSED = "the bar is closed"
@@ -258,10 +261,9 @@ def menu_draft_approve(*, draft_id: int) -> Deal:
     if draft.price_cents > PRICE_MAX_CENTS:
         raise ReviewError(_("Preço acima de R$ 10.000."))
     _lock_bar(draft.venue_id)
-    held = _held_back(draft)
-    if held == BAR_CLOSED:
+    if _bar_closed(draft.venue_id):
         raise ReviewError(_("Esse bar está marcado como fechado: reabra o bar antes."))
-    if held:
+    if _same_price_suspended(draft):
         raise ReviewError(
             _("O mesmo preço deste bar está fora do ranking: decida as contestações dele antes.")
         )

@@ -88,14 +88,17 @@ class NotificationNotSent(Exception):
     """The e-mail could not be sent; the address is kept for the retry. Never names it."""
 
 
+def decided_message(row) -> str:
+    """What a moderator is told of a decision on an item that was decided already."""
+    return _("Este item já foi decidido (%(state)s).") % {"state": row.get_state_display()}
+
+
 def _lock_pending(model, pk: int):
     row = model.objects.select_for_update().filter(pk=pk).first()
     if row is None:
         raise ReviewError(_("Item não encontrado."))
     if row.state != ReviewState.PENDING:
-        raise ReviewError(
-            _("Este item já foi decidido (%(state)s).") % {"state": row.get_state_display()}
-        )
+        raise ReviewError(decided_message(row))
     return row
 
 
