@@ -1,9 +1,8 @@
-"""The export's row cache (PostgreSQL): each price's line of deals.csv and item of deals.json.
+"""What the export needs to patch its last files (PostgreSQL) rather than format every row.
 
 A price's texts change rarely while the files are rewritten every few minutes, and formatting
-them was most of an export's work (on 1M prices, 2 cores: 8.5 s of the export's 13 s). So the
-export keeps each published price's formatted texts (DealRow) and formats again only what
-changed:
+every row is most of an export's work. So each export keeps its deals files (datasets.patch)
+and the next one formats again only the rows of what changed:
 - Triggers (migration 0001, PostgreSQL) write to RowChange, in the writer's own transaction,
   each price inserted, updated or deleted and each bar, bairro, beer or brand updated. They
   see every write, the ORM's bulk updates and raw SQL included; a TRUNCATE of any of those
@@ -12,35 +11,19 @@ changed:
   formatting SQL, the city's time zone, the formats and the Python code and catalogues that
   label servings and schedules. A city whose recipe differs is formatted whole.
 - The export's snapshot finds the prices those changes concern (a changed bar's prices as
-  they are in that snapshot), drops their rows, formats those still published, and forgets
-  the changes it saw (`datasets.pgcopy.refresh_rows`); the files then come from DealRow
-  alone: the last export's files patched with the changed prices' rows (datasets.patch), or
-  every row read.
-The cache tables are UNLOGGED: a crash empties both, and the next export formats every row.
+  they are in that snapshot) and forgets the changes it saw
+  (`datasets.pgcopy.refresh_rows`); the last export's files are then patched with those
+  prices' rows, formatted afresh, or a city's rows are all formatted.
+The table of cities is UNLOGGED: a crash empties it, and the next export formats every row.
+(Until migration 0003 every row was also stored formatted, in DealRow: writing 1M of them
+took longer than formatting and writing the files, and the kept files hold the same bytes.)
 """
 
 from django.db import models
 
 
-class DealRow(models.Model):
-    # No foreign keys: changed prices' rows are dropped by the refresh, and checking a key on
-    # each of 1M inserted rows would cost seconds.
-    deal_id = models.BigIntegerField(primary_key=True)
-    city_id = models.BigIntegerField()
-    venue_id = models.BigIntegerField()
-    line = models.TextField()
-    item = models.TextField()
-
-    class Meta:
-        verbose_name = "export row"
-        indexes = [models.Index(fields=["city_id", "deal_id"], name="dealrow_city")]
-
-    def __str__(self) -> str:
-        return f"export row of price {self.deal_id}"
-
-
 class DealRowCity(models.Model):
-    """A city whose published prices all have their DealRow, made by `recipe`."""
+    """A city whose last files were made by `recipe` and kept under `token`."""
 
     city_id = models.BigIntegerField(primary_key=True)
     recipe = models.CharField(max_length=64)
@@ -58,7 +41,9 @@ class RowChange(models.Model):
     in a transaction that commits first, is found too). Written by the triggers; one row per
     changed row, no key: a writer never waits on the export."""
 
-    kind = models.CharField(max_length=16)  # deal, venue, neighbourhood, beer, brand
+    # deal, venue, neighbourhood, beer, brand; or bulk (row_id 0): a statement of more rows
+    # than the export patches (migration 0004)
+    kind = models.CharField(max_length=16)
     row_id = models.BigIntegerField()
 
     def __str__(self) -> str:

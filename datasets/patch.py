@@ -1,24 +1,25 @@
 """The last export's deals files, kept to be patched by the next one (PostgreSQL's fast path).
 
 Between two exports a few prices change, yet every file is written again (its envelope says
-when). Reading each price's row from the row cache (datasets.models) was most of a steady
-export: on 1M prices, 2 cores, 1.9-2.1 s of 3-4.5 s for 565 MB of rows; patching them takes
-0.4 s. So each export keeps, under DATASETS_WORK_DIR, a hard link to every city's deals.json
-and deals.csv and an index of their rows (the price's id, its bar, the row's length in each
-file). The next export copies the unchanged rows' bytes from there and reads from the cache
-only the rows of the prices that changed (refresh_rows's CHANGED), merged in id order.
+when). Formatting every row is most of an export's work (on 1M prices, 2 cores, about 9 s of
+a 12 s first export), and reading them back from a table of stored rows took 1.9-2.1 s of a
+3-4.5 s export; patching them takes 0.4 s. So each export keeps, under DATASETS_WORK_DIR, a
+hard link to every city's deals.json and deals.csv and an index of their rows (the price's
+id, its bar, the row's length in each file). The next export copies the unchanged rows'
+bytes from there and formats only the rows of the prices that changed (refresh_rows's
+CHANGED), merged in id order.
 
 A kept copy is used only when
 - it holds the rows the city has now but for those changed prices: it is named by the city's
-  rows token (DealRowCity.token), which refresh_rows changes whenever it formats rows of the
-  city and which a city formatted whole gets anew, so a whole city is always read whole;
+  rows token (DealRowCity.token), which refresh_rows changes whenever anything changed and
+  which a city formatted whole gets anew;
 - its files are as they were written: their sizes and modification times are in the index.
-Otherwise the city's rows are read from the cache as before (and kept for the next export).
+Otherwise the city's rows are all formatted (and kept for the next export).
 
 Only the current copies stay: `Kept.prune`, once the export committed and before it lets the
 next one start, deletes the others (a copy made by an export that failed, too). The folder is
 per database. Where exports run on several machines, each with its own folder, a copy made on
-one is not found on another: that city is then read whole.
+one is not found on another: that city is then formatted whole.
 """
 
 import contextlib
@@ -214,6 +215,8 @@ class Kept:
     # city id -> (the token its kept copy must have, or None: read whole; its token now)
     tokens: dict[int, tuple[str | None, str]]
     changed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # city slug -> how many of its rows were formatted (datasets.pgcopy.write_deals)
+    formatted: dict[str, int] = field(default_factory=dict)
 
     def base(self, city_id: int) -> Base | None:
         wanted, _ = self.tokens.get(city_id, (None, ""))
@@ -258,5 +261,5 @@ class Kept:
 
 
 def forget() -> None:
-    """No copies kept (the row cache was dropped)."""
+    """No copies kept (the rows state was dropped)."""
     shutil.rmtree(work_dir(), ignore_errors=True)

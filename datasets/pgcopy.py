@@ -19,7 +19,7 @@ pieces on 1M rows), and the chunks took the client's CPU from 3.1 to 1.0 s.
 
 import functools
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +35,7 @@ from beers.models import RANKED_STATUSES, Beer, Brand, City, Deal, DealKind, For
 from beers.selectors.published import price_brand, published_deals
 
 from . import patch, rows
-from .models import DealRow, DealRowCity, RowChange
-from .snapshot import statement_timeout_ms
+from .models import DealRowCity, RowChange
 
 _CHUNK = 2000
 _BUFFER = 1 << 20
@@ -534,72 +533,40 @@ class DealSql:
         )
 
     def formatted(self, deals: QuerySet | None = None) -> tuple[str, list]:
-        """SELECT of (id, venue, line, item) of every price, formatted here, and its
-        parameters (one scan of the prices, `deals`, to label them)."""
-        deals = published_deals(city=self.city) if deals is None else deals
+        """SELECT of (id, venue, line, item) of every price (or of `deals`, the city's
+        published prices filtered), formatted here, and its parameters (one scan of the
+        prices, to label them)."""
+        if deals is None:
+            deals, inner, inner_params = (
+                published_deals(city=self.city),
+                self.inner,
+                self.inner_params,
+            )
+        else:
+            inner, inner_params = _inner(_deal_columns(self.city, deals))
         labelled = _label_params(deals, self.formats)
         return (
             f"SELECT d.x_id AS id, d.x_venue AS venue, {self.line} AS line, "
-            f"{self.item} AS item FROM ({self.inner}) d {_LABEL_JOINS}",
-            [*self.inner_params, *labelled],
+            f"{self.item} AS item FROM ({inner}) d {_LABEL_JOINS}",
+            [*inner_params, *labelled],
         )
 
-    def insert(self, only_changed: bool) -> int:
-        """Format and store the rows of the city's published prices: those in CHANGED (see
-        refresh_rows), or (not `only_changed`) every one. Returns how many. A row of another
-        city (the price moved) is replaced."""
-        table = DealRow._meta.db_table
-        deals = published_deals(city=self.city)
-        if not only_changed:
-            return self._insert_whole(table, deals)
-        # The changed ids first, as an array: an index scan of those prices (a semi-join read
-        # and joined all 1M prices first: 3 s for 10k changed ones).
-        deals = deals.filter(
-            RawSQL(
-                f"{Deal._meta.db_table}.id = ANY(ARRAY(SELECT deal_id FROM {CHANGED}))",
-                [],
-                output_field=BooleanField(),
+    def changed(self, ids: np.ndarray) -> tuple[str, list]:
+        """`formatted` of the city's published prices among `ids`. The ids go as one array
+        constant: the planner reads those prices by their key, or, where it expects few
+        prices in all (its figures not yet updated after a bulk load), scans them and looks
+        each one up in a hash of the ids. Read from CHANGED into an array at run time, the
+        ids were searched one by one for each price scanned: 23 s for 50k changed prices of
+        a city of 50k, against 2.2 s here."""
+        return self.formatted(
+            published_deals(city=self.city).filter(
+                RawSQL(
+                    f"{Deal._meta.db_table}.id = ANY(%s::bigint[])",
+                    [ids.tolist()],
+                    output_field=BooleanField(),
+                )
             )
         )
-        inner, inner_params = _inner(_deal_columns(self.city, deals))
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {table} (deal_id, city_id, venue_id, line, item) "
-                f"SELECT d.x_id, %s, d.x_venue, {self.line}, {self.item} "
-                f"FROM ({inner}) d {_LABEL_JOINS} "
-                "ON CONFLICT (deal_id) DO UPDATE SET city_id = EXCLUDED.city_id, "
-                "venue_id = EXCLUDED.venue_id, line = EXCLUDED.line, item = EXCLUDED.item",
-                [self.city.id, *inner_params, *_label_params(deals, self.formats)],
-            )
-            return cursor.rowcount
-
-    def _insert_whole(self, table: str, deals: QuerySet) -> int:
-        """Every price of the city (its old rows already deleted). PostgreSQL formats a
-        CREATE TABLE AS with parallel workers, never an INSERT … SELECT: the rows are
-        formatted into a temporary table first, then inserted as they are. Measured on 1M
-        prices, 2 cores: 5.2 s to format, 0.3 s to drop rows of prices that moved here from
-        another city, 4.9 s to insert, against 18.9 s for one sorted INSERT … ON CONFLICT.
-        The workers hand out the prices' blocks in order, so the rows land near id order,
-        the order they are read in."""
-        select, params = self.formatted(deals)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"CREATE TEMPORARY TABLE {FORMATTED.split('.')[1]} ON COMMIT DROP AS {select}",
-                params,
-            )
-            cursor.execute(f"DELETE FROM {table} r USING {FORMATTED} f WHERE r.deal_id = f.id")
-            cursor.execute(
-                f"INSERT INTO {table} (deal_id, city_id, venue_id, line, item) "
-                f"SELECT id, %s, venue, line, item FROM {FORMATTED}",
-                [self.city.id],
-            )
-            count = cursor.rowcount
-            cursor.execute(f"DROP TABLE {FORMATTED}")
-        return count
-
-
-# A city's rows formatted whole, before they are stored (DealSql._insert_whole).
-FORMATTED = "pg_temp.breja_formatted_prices"
 
 
 # The prices the noted changes concern, found by refresh_rows in the export's snapshot.
@@ -631,129 +598,88 @@ def _changed_prices(changes: str) -> str:
 
 
 # More changes than this since the last export (an import, a city's prices deleted) and
-# every city is formatted whole, rather than each changed price looked up by its id.
+# every city is formatted whole, rather than each changed price looked up by its id. The
+# triggers (migration 0004) note a statement changing more rows than this as one change.
 BULK_CHANGES = 50_000
 
 
-def settle_rows() -> None:
-    """After many rows were written: VACUUM (ANALYZE) the cache tables, outside any
-    transaction, as autovacuum would later (hint bits, visibility map, the planner's figures),
-    so the next exports read them at full speed."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SET statement_timeout = {statement_timeout_ms()}")
-        try:
-            cursor.execute(f"VACUUM (ANALYZE) {DealRow._meta.db_table}, {RowChange._meta.db_table}")
-        finally:
-            cursor.execute("RESET statement_timeout")
-
-
 def forget_rows() -> None:
-    """Drop the export rows and the changes noted for them: an export that does not keep
-    them (DATASETS_COPY off) leaves none that could be stale later."""
+    """Drop the cities' rows state and the changes noted for them: an export that keeps no
+    copies (DATASETS_COPY off) leaves none that could be patched wrongly later."""
     with connection.cursor() as cursor:
-        for model in (RowChange, DealRowCity, DealRow):
+        for model in (RowChange, DealRowCity):
             cursor.execute(f"DELETE FROM {model._meta.db_table}")
 
 
 @dataclass
 class Refreshed:
-    """What refresh_rows did: how many rows each city had formatted (by slug), each city's
-    rows token before (None: formatted whole) and after, and the ids of the prices whose rows
-    it formatted again or dropped in the cities it did not format whole (sorted)."""
+    """What refresh_rows decided: each city's rows token before (None: formatted whole) and
+    after, the ids of the prices changed since the last export (sorted; the cities patched
+    format only these again), and how many rows each city had formatted (by slug), which
+    write_deals fills in."""
 
-    formatted: dict[str, int]
     tokens: dict[int, tuple[str | None, str]]
     changed: np.ndarray
+    formatted: dict[str, int] = field(default_factory=dict)
 
 
 def refresh_rows(cities: list[City], formats: dict[int, Format], tick=None) -> Refreshed:
-    """Bring the export rows (datasets.models) of `cities` to the export's snapshot. Runs inside the export's own transaction
-    (snapshot.export_snapshot, REPEATABLE READ, one export at a time): it sees the changes
-    committed before its snapshot, and forgets only those (a change committed later waits
-    for the next export). The prices a changed bar, bairro, beer or brand concerns are those
-    of the snapshot. A city whose recipe differs, or that was not exported the last time, is
-    formatted whole, and so is every city after more than BULK_CHANGES changes. `tick(1)`
-    after each city (a progress bar: formatting a city whole takes seconds). A city's rows
-    token changes whenever its rows may have (datasets.patch)."""
-    rows_table, state, changes = (
-        DealRow._meta.db_table,
-        DealRowCity._meta.db_table,
-        RowChange._meta.db_table,
-    )
+    """Find, in the export's snapshot, what changed since the last export, and which cities'
+    last files can be patched (datasets.patch) rather than formatted whole. Runs inside the
+    export's own transaction (snapshot.export_snapshot, REPEATABLE READ, one export at a
+    time): it sees the changes committed before its snapshot, and forgets only those (a
+    change committed later waits for the next export). The prices a changed bar, bairro,
+    beer or brand concerns are those of the snapshot. A city whose recipe differs, or that
+    was not exported the last time, is formatted whole, and so is every city after more than
+    BULK_CHANGES changes. `tick(1)` after each city. A city's rows token changes whenever its
+    rows may have."""
+    state, changes = DealRowCity._meta.db_table, RowChange._meta.db_table
     ids = [city.id for city in cities]
-    formatted: dict[str, int] = {}
     tokens: dict[int, tuple[str | None, str]] = {}
     changed = np.zeros(0, dtype=np.int64)
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL datestyle = 'ISO'")
-        cursor.execute(f"SELECT count(*) FROM {changes}")
-        noted = cursor.fetchone()[0]
-        # Many changes (an import, a city's prices deleted): every city is formatted whole,
-        # rather than each changed price looked up by its id.
-        bulk = noted > BULK_CHANGES
+        cursor.execute(f"SELECT count(*), bool_or(kind = 'bulk') FROM {changes}")
+        noted, bulk_statement = cursor.fetchone()
+        # Many changes (an import, a city's prices deleted; a statement of more than
+        # BULK_CHANGES rows notes one 'bulk' change, migration 0004): every city is formatted
+        # whole, rather than each changed price looked up by its id.
+        bulk = noted > BULK_CHANGES or bool(bulk_statement)
         if noted and not bulk:
             cursor.execute(
                 f"CREATE TEMPORARY TABLE {CHANGED.split('.')[1]} ON COMMIT DROP AS "
                 f"{_changed_prices(changes)}"
             )
-            cursor.execute(f"SELECT count(*) FROM {CHANGED}")
-            bulk = cursor.fetchone()[0] > BULK_CHANGES
-            if not bulk:  # by the primary key (a join read the whole table)
-                cursor.execute(f"SELECT deal_id FROM {CHANGED} ORDER BY 1")
-                changed = np.array([deal_id for (deal_id,) in cursor.fetchall()], dtype=np.int64)
-                cursor.execute(
-                    f"DELETE FROM {rows_table} "
-                    f"WHERE deal_id = ANY(ARRAY(SELECT deal_id FROM {CHANGED}))"
-                )
-        # Cities not exported now lose their rows: their changes are not followed meanwhile.
-        # (Every row's city has its DealRowCity: both are written together.)
-        cursor.execute(f"DELETE FROM {state} WHERE NOT city_id = ANY(%s) RETURNING city_id", [ids])
-        dropped = [city_id for (city_id,) in cursor.fetchall()]
-        if dropped:
-            cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = ANY(%s)", [dropped])
+            cursor.execute(f"SELECT deal_id FROM {CHANGED} ORDER BY 1")
+            changed = np.array([deal_id for (deal_id,) in cursor.fetchall()], dtype=np.int64)
+            cursor.execute(f"DROP TABLE {CHANGED}")
+            bulk = len(changed) > BULK_CHANGES
+        # Cities not exported now are forgotten: their changes are not followed meanwhile.
+        cursor.execute(f"DELETE FROM {state} WHERE NOT city_id = ANY(%s)", [ids])
         cursor.execute(f"SELECT city_id, recipe, token FROM {state}")
         known = {city_id: (recipe, token) for city_id, recipe, token in cursor.fetchall()}
-        recipes = {city_id: recipe for city_id, (recipe, _) in known.items()}
-        plans = [(city, DealSql(city, formats)) for city in cities]
-        kept = [city for city, sql in plans if recipes.get(city.id) == sql.recipe and not bulk]
-        if not kept:
-            # Every city formatted whole (the first export, new label code, an import):
-            # emptied at once, with no dead rows left to vacuum (on 1M prices the DELETE took
-            # 1.2-1.7 s and the VACUUM after it 1.7 s). Only exports use these tables, one at
-            # a time, under EXPORT_LOCK.
-            cursor.execute(f"TRUNCATE {rows_table}")
-        whole = False
-        for city, sql in plans:
-            if city in kept:
-                formatted[city.slug] = sql.insert(only_changed=True) if noted else 0
-                token = known[city.id][1]
-                if noted:
-                    token = patch.new_token()
-                    cursor.execute(
-                        f"UPDATE {state} SET token = %s WHERE city_id = %s", [token, city.id]
-                    )
-                tokens[city.id] = (known[city.id][1], token)
+        for city in cities:
+            recipe = DealSql(city, formats).recipe
+            old_recipe, old_token = known.get(city.id, (None, None))
+            if old_recipe == recipe and not bulk:
+                token = patch.new_token() if noted else old_token
+                tokens[city.id] = (old_token, token)
             else:
-                if kept:
-                    cursor.execute(f"DELETE FROM {rows_table} WHERE city_id = %s", [city.id])
-                formatted[city.slug] = sql.insert(only_changed=False)
                 token = patch.new_token()
+                tokens[city.id] = (None, token)
+            if token != old_token:
                 cursor.execute(
                     f"INSERT INTO {state} (city_id, recipe, token) VALUES (%s, %s, %s) "
                     "ON CONFLICT (city_id) DO UPDATE SET recipe = EXCLUDED.recipe, "
                     "token = EXCLUDED.token",
-                    [city.id, sql.recipe, token],
+                    [city.id, recipe, token],
                 )
-                tokens[city.id] = (None, token)
-                whole = True
             if tick is not None:
                 tick(1)
         if noted:
             cursor.execute(f"DELETE FROM {changes}")  # the changes this snapshot sees
-            cursor.execute(f"DROP TABLE IF EXISTS {CHANGED}")
-        if whole:  # the planner's figures for the reads that follow
-            cursor.execute(f"ANALYZE {rows_table}")
-    return Refreshed(formatted=formatted, tokens=tokens, changed=changed)
+        if bulk:
+            changed = np.zeros(0, dtype=np.int64)
+    return Refreshed(tokens=tokens, changed=changed)
 
 
 def write_deals(
@@ -766,66 +692,63 @@ def write_deals(
     kept: patch.Kept | None = None,
 ) -> tuple[int, set[int]]:
     """`deals.json` and `deals.csv` of a city, written by PostgreSQL. Returns how many prices,
-    and the ids of their bars. With `kept` (the export's own transaction): from the export
-    rows, which refresh_rows brought to the export's snapshot, patching the last export's
-    copy when it is still good (datasets.patch), then kept for the next export; otherwise
-    every row is formatted here."""
+    and the ids of their bars. With `kept` (the export's own transaction, after
+    refresh_rows): the last export's copy patched with the changed prices' rows when it is
+    still good (datasets.patch), or every row formatted; either way kept for the next
+    export."""
+    sql = DealSql(city, formats)
+    index = None
     if kept is not None:
-        return _write_deals(city, folder, header_writer_factory, tick, kept, kept.base(city.id))
-    select, params = DealSql(city, formats).formatted()
-    files = _Files(folder, "deals", header_writer_factory, rows.DEALS_CSV_COLUMNS)
+        copy = kept.start(city.id)
+        index = patch.RowIndex(copy)
+    files = _Files(folder, "deals", header_writer_factory, rows.DEALS_CSV_COLUMNS, index)
     venues: set[int] = set()
-
-    def add(row: tuple[int, str, str]) -> None:
-        venue, line, item = row
-        venues.add(venue)
-        files.add(line, item)
-
-    try:
-        _stream(select, params, ("venue", "line", "item"), "q.id", add, tick)
-    except BaseException:
-        files.abandon()
-        raise
-    return files.close(), venues
-
-
-def _write_deals(
-    city: City, folder, header_writer_factory, tick, kept: patch.Kept, base: patch.Base | None
-) -> tuple[int, set[int]]:
-    """The deals files from the export rows, with their index: patched from `base` (only the
-    changed prices' rows are read), or read whole. Then kept for the next export."""
-    copy = kept.start(city.id)
-    files = _Files(
-        folder, "deals", header_writer_factory, rows.DEALS_CSV_COLUMNS, patch.RowIndex(copy)
-    )
-    select = (
-        "SELECT deal_id AS id, venue_id AS venue, line, item "
-        f"FROM {DealRow._meta.db_table} WHERE city_id = %s"
-    )
+    base = kept.base(city.id) if kept is not None else None
     try:
         if base is not None:
-            with connection.cursor() as cursor:
-                changed_rows = stream_rows(
-                    cursor,
-                    f"{select} AND deal_id = ANY(%s) ORDER BY deal_id",
-                    [city.id, kept.changed.tolist()],
-                    size=_CHUNK,
-                )
-                venues = patch.apply(base, kept.changed, changed_rows, files, tick)
+            venues, formatted = _patch(sql, base, kept.changed, files, tick)
         else:
-            venues = set()
 
             def add(row: tuple[int, int, str, str]) -> None:
                 venues.add(row[1])
-                files.add_row(*row)
+                if index is None:
+                    files.add(row[2], row[3])
+                else:
+                    files.add_row(*row)
 
-            _stream(select, [city.id], ("id", "venue", "line", "item"), "q.id", add, tick)
+            select, params = sql.formatted()
+            formatted = _stream(select, params, ("id", "venue", "line", "item"), "q.id", add, tick)
     except BaseException:
         files.abandon()
         raise
     count = files.close()
-    kept.keep(city.id, copy, files.paths, files.meta())
+    if kept is not None:
+        kept.formatted[city.slug] = formatted
+        kept.keep(city.id, copy, files.paths, files.meta())
     return count, venues
+
+
+def _patch(
+    sql: DealSql, base: patch.Base, changed: np.ndarray, files: _Files, tick
+) -> tuple[set[int], int]:
+    """The files patched from `base`: only the changed prices' rows are formatted, as they
+    come in id order. Returns the ids of the bars written and how many rows were formatted."""
+    formatted = 0
+
+    def counted(rows_):
+        nonlocal formatted
+        for row in rows_:
+            formatted += 1
+            yield row
+
+    if not len(changed):  # nothing changed since: no query
+        return patch.apply(base, changed, iter(()), files, tick), 0
+    select, params = sql.changed(changed)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL datestyle = 'ISO'")
+        new_rows = stream_rows(cursor, f"{select} ORDER BY d.x_id", params, size=_CHUNK)
+        venues = patch.apply(base, changed, counted(new_rows), files, tick)
+    return venues, formatted
 
 
 # --- venues ------------------------------------------------------------------------------------

@@ -262,8 +262,8 @@ def _deals_and_csv(
     kept: patch.Kept | None = None,
 ) -> tuple[int, set[int]]:
     """deals.json and deals.csv; returns how many prices, and the ids of their bars. With
-    `kept`: through the row cache (PostgreSQL, in the export's own transaction), patching the
-    last export's files kept there."""
+    `kept` (PostgreSQL, in the export's own transaction): patching the last export's files
+    kept there."""
     total = published_deals(city=city).count() if bar else None
     with tqdm(
         total=total, disable=not bar, desc=f"{city.slug} deals", unit="row", file=sys.stderr
@@ -559,9 +559,9 @@ def _write_tree(
         formats = {f.id: f for f in Format.objects.all()}
         _write_json(root / "catalog.json", _envelope(updated_at), catalog())
         cities = list(City.objects.filter(active=True).order_by("slug"))
-        # The export rows (PostgreSQL, in the export's own snapshot): deals come from there.
+        # The last export's files kept (PostgreSQL, in the export's own snapshot): the deals
+        # files are patched from there.
         cached = own and pgcopy.enabled()
-        written: dict[str, int] = {}
         kept = None
         # From here the price index is computed beside the rest, the rows' refresh included.
         ahead = _Ahead(cities, ahead=cached)
@@ -571,8 +571,9 @@ def _write_tree(
                     total=len(cities), disable=not bar, desc="rows", unit="city", file=sys.stderr
                 ) as progress:
                     refreshed = pgcopy.refresh_rows(cities, formats, tick=progress.update)
-                written = refreshed.formatted
-                kept = patch.Kept(patch.work_dir(), refreshed.tokens, refreshed.changed)
+                kept = patch.Kept(
+                    patch.work_dir(), refreshed.tokens, refreshed.changed, refreshed.formatted
+                )
                 # Once committed (and before another export may start): this export's
                 # copies are the ones to patch, the others go (a failure to delete one is
                 # logged: the files are written, and the next export prunes again).
@@ -589,9 +590,6 @@ def _write_tree(
             counts={slug: (c["deals"], c["venues"]) for slug, c in counts.items()}
         )
         _write_json(root / "cities.json", _envelope(updated_at), {"items": summary})
-    if sum(written.values()) > pgcopy.BULK_CHANGES:
-        pgcopy.settle_rows()
-
     index_items = [
         {
             "city": slug,

@@ -1,7 +1,7 @@
 """One consistent view of the data for a whole export, in a session tuned for a batch job.
 
 On PostgreSQL the export reads one REPEATABLE READ snapshot, so counts, `cities.json` and the
-per-city files agree; it writes only its row cache (datasets.models). Inside a caller's
+per-city files agree; it writes only its rows state (datasets.models). Inside a caller's
 transaction (tests, mostly) the export uses that transaction as it is.
 
 Measured on 1M prices, 2 cores: writing the deals' JSON and CSV from two connections sharing
@@ -48,19 +48,20 @@ def batch_transaction() -> Iterator[None]:
         yield
 
 
-# One export at a time writes the row cache (datasets.models.DealRow): a session-level lock,
-# taken before the snapshot (a transaction-level one would be taken after it, and a waiting
-# export would then rewrite rows that the one before it wrote after its snapshot).
+# One export at a time writes the rows state and the kept files (datasets.models,
+# datasets.patch): a session-level lock, taken before the snapshot (a transaction-level one
+# would be taken after it, and a waiting export would then patch files that the one before it
+# wrote after its snapshot).
 EXPORT_LOCK = 0x62726A61  # "brja"
 
 
 @contextlib.contextmanager
 def export_snapshot() -> Iterator[bool]:
     """The export's transaction: its own snapshot and batch settings on PostgreSQL. Yields
-    whether the export owns it there, and so may bring the row cache up to date: REPEATABLE
-    READ (every query sees one snapshot; it writes only the cache), one export at a time.
+    whether the export owns it there, and so may bring the rows state up to date: REPEATABLE
+    READ (every query sees one snapshot; it writes only that state), one export at a time.
     Inside a caller's transaction (tests, mostly) the export uses that transaction as it is
-    and writes nothing: its rows would be the caller's to commit or roll back, and a second
+    and writes nothing: its state would be the caller's to commit or roll back, and a second
     connection sharing the snapshot would not see the caller's own writes."""
     if connection.in_atomic_block:
         yield False
