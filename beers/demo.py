@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from .clients import address_hash
 from .models import (
     DISPUTED_AT,
     SUSPENDED_AT,
@@ -788,6 +789,7 @@ def _load_deals(
     history: list[PriceCheck] = []
     backdated: list[Deal] = []  # first seen before the last check
     standing: dict[tuple[int, int], list[int]] = defaultdict(list)
+    disputed: list[tuple[int, str, int]] = []  # (price, city, open disputes)
     for spec in plan.deals:
         venue, fmt = venues[(spec.city, spec.venue)], formats[spec.format]
         beer = beers[spec.beer] if spec.beer else None
@@ -816,6 +818,8 @@ def _load_deals(
         )
         made += 1
         standing[spec.confirmations, spec.open_disputes].append(deal.pk)
+        if spec.open_disputes:
+            disputed.append((deal.pk, spec.city, spec.open_disputes))
         for minutes, cents in spec.history:
             at = now - dt.timedelta(minutes=minutes)
             history.append(
@@ -832,7 +836,29 @@ def _load_deals(
             )
     Deal.objects.bulk_update(backdated, ["created_at"], batch_size=500)
     PriceCheck.objects.bulk_create(history, batch_size=500)
+    _load_disputes(disputed, now, zones)
     return made, made + len(history)
+
+
+def _load_disputes(disputed: list[tuple[int, str, int]], now: dt.datetime, zones: dict) -> None:
+    """The disputes a disputed or suspended price's count stands on, waiting in the
+    moderators' queue (a count with none behind it could never be decided there): one from
+    each of as many documentation addresses (192.0.2.0/24), an hour apart."""
+    from submissions.models import DealDispute  # the demo fills the moderators' queue too
+
+    disputes = []
+    for deal_id, city, count in disputed:
+        for n in range(count):
+            at = now - dt.timedelta(hours=n + 1)
+            disputes.append(
+                DealDispute(
+                    deal_id=deal_id,
+                    address_hash=address_hash(f"192.0.2.{n + 1}"),
+                    day=at.astimezone(zones[city]).date(),
+                    created_at=at,
+                )
+            )
+    DealDispute.objects.bulk_create(disputes, batch_size=500)
 
 
 def _days_from(today: dt.date, offset: int | None) -> dt.date | None:

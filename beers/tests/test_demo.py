@@ -30,6 +30,7 @@ from beers.models import (
     Venue,
     VenueStatus,
 )
+from submissions.models import DealDispute, ReviewState
 
 pytestmark = pytest.mark.django_db
 
@@ -275,6 +276,14 @@ def test_standing_of_prices(deals):
     assert all(d.open_disputes == 2 for d in deals if d.status == DealStatus.DISPUTED)
     assert all(d.open_disputes == 3 for d in deals if d.status == DealStatus.SUSPENDED)
     assert all(d.open_disputes == 0 for d in deals if d.status == DealStatus.PUBLISHED)
+    # each open dispute waits in the moderators' queue, from an address of its own
+    pending = Counter(
+        DealDispute.objects.filter(state=ReviewState.PENDING).values_list("deal_id", flat=True)
+    )
+    assert pending == Counter({d.pk: d.open_disputes for d in deals if d.open_disputes})
+    assert DealDispute.objects.values("deal_id", "address_hash").distinct().count() == sum(
+        pending.values()
+    )
     assert {d.confirmations for d in deals} == set(range(7))
     assert any(d.venue.status == VenueStatus.CLOSED for d in deals)
 
