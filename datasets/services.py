@@ -571,9 +571,7 @@ def _write_tree(
                     total=len(cities), disable=not bar, desc="rows", unit="city", file=sys.stderr
                 ) as progress:
                     refreshed = pgcopy.refresh_rows(cities, formats, tick=progress.update)
-                kept = patch.Kept(
-                    patch.work_dir(), refreshed.tokens, refreshed.changed, refreshed.formatted
-                )
+                kept = patch.Kept(patch.work_dir(), refreshed.tokens, refreshed.changed)
                 # Once committed (and before another export may start): this export's
                 # copies are the ones to patch, the others go (a failure to delete one is
                 # logged: the files are written, and the next export prunes again).

@@ -12,7 +12,7 @@ from django.db import connection, transaction
 
 from beers.models import Beer, Brand, City, Deal, Format, Neighbourhood, Venue
 from beers.services import deal_create
-from datasets import pgcopy
+from datasets import patch, pgcopy
 from datasets.models import DealRowCity, RowChange
 from datasets.services import datasets_export
 from datasets.snapshot import EXPORT_LOCK, export_snapshot
@@ -27,16 +27,15 @@ pytestmark = [
 
 @pytest.fixture
 def formatted(monkeypatch):
-    """How many rows each export formatted, city by city."""
+    """How many rows each export formatted, city by city (its kept copies' record)."""
     counts: list[dict] = []
-    refresh = pgcopy.refresh_rows
 
-    def spy(cities, formats, tick=None):
-        refreshed = refresh(cities, formats, tick)
-        counts.append(refreshed.formatted)
-        return refreshed
+    class Spy(patch.Kept):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            counts.append(self.formatted)
 
-    monkeypatch.setattr(pgcopy, "refresh_rows", spy)
+    monkeypatch.setattr(patch, "Kept", Spy)
     return counts
 
 
