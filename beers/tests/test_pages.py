@@ -125,7 +125,10 @@ def test_city_page_ranks_prices_per_litre_with_bar_links(client, world):
     response = client.get("/sao-paulo")
     assert response.status_code == 200
     html = text(response)
-    assert "Cerveja mais barata por litro em São Paulo" in html
+    # The city's name leads: no preposition to get wrong ("em Rio de Janeiro").
+    assert "<title>São Paulo: cerveja mais barata por litro · " in html
+    assert "<h1>São Paulo: cerveja mais barata por litro</h1>" in html
+    assert 'content="São Paulo: onde a cerveja é mais barata por litro, com preços' in html
     # Cheapest per litre first: 5,90/0,35 L = 16,86; 12,90/0,6 L = 21,50; 15,00/0,6 L = 25,00.
     order = [html.index(s) for s in ("R$ 16,86/L", "R$ 21,50/L", "R$ 25,00/L")]
     assert order == sorted(order)
@@ -153,7 +156,7 @@ def test_city_page_in_english(client, world):
 
 def test_language_comes_from_the_address_not_the_browser(client, world):
     html = text(client.get("/sao-paulo", HTTP_ACCEPT_LANGUAGE="en"))
-    assert "Cerveja mais barata por litro" in html
+    assert "cerveja mais barata por litro" in html
     html = text(client.get("/en/sao-paulo", HTTP_ACCEPT_LANGUAGE="pt-BR"))
     assert "Cheapest beer per litre" in html
 
@@ -381,7 +384,7 @@ def test_browser_opens_a_city_clicks_a_bar_and_sees_its_prices(live_server, worl
 
     with browser_page(settings, 1000) as (page, artifacts):
         page.goto(f"{live_server.url}/sao-paulo")
-        expect(page.locator("h1")).to_have_text("Cerveja mais barata por litro em São Paulo")
+        expect(page.locator("h1")).to_have_text("São Paulo: cerveja mais barata por litro")
         rows = page.locator("table.deals tbody tr")
         expect(rows).to_have_count(3)
         expect(rows.first.locator("td.per-litre")).to_have_text("R$ 16,86/L")
