@@ -10,9 +10,13 @@ file, the item (index and id) and the field, and the database is left as it was.
 
 The files carry each price's last check only, not the history the price index of earlier
 months rests on: the closed months of price-index.json are kept as they are (PriceIndexHistory)
-and served from there. The files the import does not load (index.json, venues.json, the CSVs)
-must be there and agree with the loaded ones in size; what is derived (counts, a price per
-litre) is not held to them, and a CSV may carry more columns than datasets.md names. Bairros
+and served from there. The files the import does not load must be there and agree with the
+loaded ones: venues.json lists the bars of deals.json's prices as venues-all.json has them, and
+each CSV row is its JSON twin's item in reais and local dates, cell by cell, numbers by value
+(the labels `serving` and `when` are this version's wording, and a bar's `url` begins with the
+source's own address: only its end is compared). What is derived (index.json's counts, a price
+per litre) is not held to the loaded data, and a CSV may carry more columns than datasets.md
+names, in any order. Bairros
 without a boundary are not in the GeoJSON, so one a bar refers to is created with the name the
 CSV gives it (or its slug). A price with 3 or more open disputes is loaded suspended.
 """
@@ -23,8 +27,9 @@ import hashlib
 import re
 import secrets
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 import orjson
@@ -99,6 +104,8 @@ class ImportRefused(Exception):
         where = [file]
         if item is not None:
             where.append(f"item {item}" + (f" (id {item_id})" if item_id is not None else ""))
+        elif item_id is not None:  # an item known by its id alone (a CSV row's bar)
+            where.append(f"id {item_id}")
         if field is not None:
             where.append(f'field "{field}"')
         super().__init__(f"{', '.join(where)}: {message}")
@@ -132,6 +139,10 @@ def _int(lo=None, hi=None, null=False) -> Callable:
         if isinstance(v, bool) or not isinstance(v, int):
             raise ValueError("must be an integer" + (" or null" if null else ""))
         if (lo is not None and v < lo) or (hi is not None and v > hi):
+            if hi is None:
+                raise ValueError(f"must be at least {lo}")
+            if lo is None:
+                raise ValueError(f"must be at most {hi}")
             raise ValueError(f"must be between {lo} and {hi}")
         return v
 
@@ -161,10 +172,10 @@ def _str(max_len, *, null=False, empty_ok=True, choices=None, pattern=None) -> C
             raise ValueError("must not be empty")
         if "\x00" in v:  # PostgreSQL's text cannot hold it
             raise ValueError("must not contain the NUL character (U+0000)")
+        if choices is not None and v not in choices:  # before the length: the better message
+            raise ValueError(f"must be one of {', '.join(sorted(choices))}")
         if len(v) > max_len:
             raise ValueError(f"must be at most {max_len} characters")
-        if choices is not None and v not in choices:
-            raise ValueError(f"must be one of {', '.join(sorted(choices))}")
         if pattern is not None and v and not pattern.fullmatch(v):
             raise ValueError(f"does not match {pattern.pattern}")
         return v
@@ -343,14 +354,27 @@ def _unreadable(rel: str, exc: OSError) -> ImportRefused:
 def _load(root: Path, rel: str) -> dict:
     path = root / rel
     try:
-        data = orjson.loads(path.read_bytes())
+        raw = path.read_bytes()
+        data = orjson.loads(raw)
     except OSError as exc:
         raise _unreadable(rel, exc) from None
     except orjson.JSONDecodeError as exc:
-        raise ImportRefused(rel, f"not valid JSON ({exc})") from None
+        raise ImportRefused(rel, _not_json(raw, exc)) from None
     if not isinstance(data, dict):
         raise ImportRefused(rel, "must be a JSON object")
     return data
+
+
+def _not_json(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    """Why a file is not JSON: where its UTF-8 breaks (orjson then names the file's start),
+    or orjson's own words."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = raw.count(b"\n", 0, bad.start) + 1
+        column = bad.start - (raw.rfind(b"\n", 0, bad.start) + 1) + 1
+        return f"not valid UTF-8 at byte {bad.start} (line {line}, byte {column} of the line)"
+    return f"not valid JSON ({exc})"
 
 
 class _NotLineDelimited(Exception):
@@ -614,9 +638,9 @@ def _import_catalog(root: Path, result: ImportResult) -> _Catalog:
 
 def _import_neighbourhoods(
     root: Path, city: City, result: ImportResult
-) -> tuple[dict[str, int], int]:
+) -> tuple[dict[str, int], dict[str, str]]:
     """The city's bairros with a boundary; returns (slug → id of every bairro of the city,
-    the number of features)."""
+    slug → name of each feature)."""
     rel = f"{city.slug}/neighbourhoods.geojson"
     data = _load(root, rel)
     if data.get("type") != "FeatureCollection":
@@ -651,7 +675,8 @@ def _import_neighbourhoods(
         labels=labels,
     )
     result.neighbourhoods += len(objs)
-    return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id")), len(objs)
+    names = {obj.slug: obj.name for obj in objs}
+    return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id")), names
 
 
 def _csv_names(root: Path, rel: str, column: str) -> dict[int, str]:
@@ -952,6 +977,12 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
 
         if (item["scope"] == "city") != (raw["key"] is None):
             raise refuse("must be null for the city scope, and a key for the others", "key")
+        # datasets.md: a format type, or a bairro's or brand's slug (one the city may no
+        # longer have: a closed month keeps the cells it was published with)
+        pattern = _FORMAT_TYPE if item["scope"] == "format" else _SLUG
+        if item["key"] and not pattern.fullmatch(item["key"]):
+            what = "format type" if item["scope"] == "format" else f"{item['scope']}'s slug"
+            raise refuse(f"must be a {what} for the {item['scope']} scope", "key")
         figures = [item[name] for name in FIGURES[1:]]
         if figures != sorted(figures):
             raise refuse("min_cents ≤ p25_cents ≤ median_cents ≤ p75_cents fails", "p25_cents")
@@ -984,10 +1015,17 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
     return len(raw_items)
 
 
-def _csv_rows(root: Path, rel: str, columns: tuple[str, ...] | None) -> int:
+def _csv_rows(
+    root: Path,
+    rel: str,
+    columns: tuple[str, ...] | None,
+    cells: Iterator[tuple[object, dict]] | None = None,
+) -> int:
     """Data rows of a CSV file (UTF-8, no BOM, RFC 4180), after checking that its header holds
     `columns`, in any order, others besides (datasets.md: the format changes by adding
-    fields); `None`: a header of any names (datasets.md names no price-index.csv column)."""
+    fields); `None`: a header of any names (datasets.md names no price-index.csv column).
+    `cells` gives, row by row, the id of the JSON twin's item and the cells its row must have
+    (_same_cell; a column the header lacks is not compared)."""
     try:
         fh = open(root / rel, newline="", encoding="utf-8")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -1003,6 +1041,7 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...] | None) -> int:
             missing = [c for c in columns or () if c not in header]
             if missing:
                 raise ImportRefused(rel, f"the header lacks: {','.join(missing)}")
+            position = {name: i for i, name in reversed(list(enumerate(header)))}
             count, blank_at = 0, None  # blank lines: at the end only (an editor's habit)
             for row in reader:
                 if not row:
@@ -1012,10 +1051,166 @@ def _csv_rows(root: Path, rel: str, columns: tuple[str, ...] | None) -> int:
                     raise ImportRefused(rel, "has a blank line between rows", item=blank_at)
                 if len(row) != len(header):
                     raise ImportRefused(rel, f"has {len(row)} cells, not {len(header)}", item=count)
+                twin = next(cells, None) if cells is not None else None
+                if twin is not None:
+                    _compare_row(rel, count, row, position, *twin)
                 count += 1
         except (UnicodeDecodeError, csv.Error) as exc:
             raise ImportRefused(rel, f"not valid UTF-8 CSV ({exc})") from None
     return count
+
+
+# CSV cells read as numbers, compared by value: a spreadsheet may write 12.9 for 12.90, or
+# -23 for -23.0. Every other cell is compared as text.
+_NUMBER = re.compile(r"-?\d+(\.\d+)?([eE][-+]?\d+)?")
+_NUMBER_COLUMNS = frozenset(
+    {
+        "id",
+        "venue_id",
+        "units",
+        "litres",
+        "price_brl",
+        "price_per_litre_brl",
+        "service_charge_pct",
+        "couvert_brl",
+        "confirmations",
+        "lat",
+        "lng",
+        "n",
+        "min_brl",
+        "p25_brl",
+        "median_brl",
+        "p75_brl",
+    }
+)
+
+
+@dataclass(frozen=True)
+class _EndsWith:
+    """An expected cell known by its end only (a bar's page address: the site's own origin
+    comes first)."""
+
+    text: str
+
+
+def _same_cell(column: str, found: str, expected) -> bool:
+    if isinstance(expected, _EndsWith):
+        return found.endswith(expected.text)
+    text = "" if expected is None else str(expected)
+    if column in _NUMBER_COLUMNS and found and text:
+        return bool(_NUMBER.fullmatch(found)) and Decimal(found) == Decimal(text)
+    return found == text
+
+
+def _compare_row(rel: str, index: int, row: list[str], position: dict, item_id, expected: dict):
+    """A CSV row against the cells its JSON twin's item gives it (datasets.md: the same rows
+    for people, in reais and local dates)."""
+    for column, value in expected.items():
+        at = position.get(column)
+        if at is not None and not _same_cell(column, row[at], value):
+            shown = value.text if isinstance(value, _EndsWith) else value
+            raise ImportRefused(
+                rel,
+                f"is {row[at]!r:.60}, yet its JSON twin says {shown!r:.60}",
+                item=index,
+                item_id=item_id,
+                field=column,
+            )
+
+
+def _items_again(root: Path, rel: str) -> Iterator:
+    """The items of a file the import has read and checked already, one at a time again."""
+    _, items = _items_stream(root, rel)
+    done = 0
+    try:
+        for item in items:
+            yield item
+            done += 1
+    except _NotLineDelimited:  # laid out otherwise: the whole file, from where it stopped
+        yield from _array(_load(root, rel), rel)[done:]
+
+
+def _deal_cells(
+    root: Path, city: City, hood_names: dict[str, str], listed: set[int]
+) -> Iterator[tuple[int, dict]]:
+    """The cells of each deals.csv row, from deals.json's items as loaded, with the names the
+    import stored (bars, beers, brands) and the tree's bairro names: those of the GeoJSON, or
+    for a bairro without a boundary the one venues-all.csv gives the bar. The labels `serving`
+    and `when` are this version's wording of the item's own fields: not compared. Adds each
+    price's bar to `listed`."""
+    bars = {
+        bar_id: (name, hood)
+        for bar_id, name, hood in Venue.objects.filter(city=city).values_list(
+            "id", "name", "neighbourhood__slug"
+        )
+    }
+    beers = dict(Beer.objects.values_list("slug", "name"))
+    brands = dict(Brand.objects.values_list("slug", "name"))
+    volumes = dict(Format.objects.values_list("code", "volume_ml"))
+    csv_hoods = None
+    for item in _items_again(root, f"{city.slug}/deals.json"):
+        venue, hood = bars[item["venue_id"]]
+        listed.add(item["venue_id"])
+        per_litre = item.get("price_per_litre_cents")
+        derived = per_litre is None or (isinstance(per_litre, int) and per_litre >= 0)
+        cells = dict(
+            zip(
+                rows.DEALS_CSV_COLUMNS,
+                rows.deal_csv_row(
+                    {**item, "price_per_litre_cents": per_litre if derived else None},
+                    venue=venue,
+                    neighbourhood=None,
+                    beer=beers[item["beer"]] if item["beer"] else None,
+                    brand=brands[item["brand"]] if item["brand"] else None,
+                    volume_ml=volumes[item["format_code"]],
+                    serving="",
+                    when=None,
+                    tz=city.tz,
+                ),
+                strict=True,
+            )
+        )
+        del cells["serving"], cells["when"]
+        if not derived:  # not held to the price (see _deals_from): nothing to compare with
+            del cells["price_per_litre_brl"]
+        if hood is None:
+            cells["neighbourhood"] = ""
+        elif hood in hood_names:
+            cells["neighbourhood"] = hood_names[hood]
+        else:
+            if csv_hoods is None:
+                csv_hoods = _csv_names(root, f"{city.slug}/venues-all.csv", "neighbourhood")
+            cells["neighbourhood"] = csv_hoods.get(item["venue_id"], "")
+        yield item["id"], cells
+
+
+def _venue_cells(items: list, city: City, hood_names: dict[str, str]):
+    """The cells of each venues CSV row from its JSON twin's items: the bairro's name where
+    the GeoJSON gives it (a bairro without a boundary is named by the CSV itself), the
+    page's address by its end (`/{city}/{slug}`)."""
+    for item in items:
+        cells = dict(
+            zip(
+                rows.VENUES_CSV_COLUMNS,
+                rows.venue_csv_row(
+                    item,
+                    neighbourhood=hood_names.get(item["neighbourhood"]),
+                    url=_EndsWith(f"/{city.slug}/{item['slug']}"),
+                ),
+                strict=True,
+            )
+        )
+        if item["neighbourhood"] is not None and item["neighbourhood"] not in hood_names:
+            del cells["neighbourhood"]
+        yield item["id"], cells
+
+
+def _index_cells(items: list):
+    for item in items:
+        yield (
+            item["month"],
+            dict(zip(rows.PRICE_INDEX_CSV_COLUMNS, rows.price_index_csv_row(item), strict=True)),
+        )
 
 
 def _item_by_id(root: Path, rel: str, item_id: int) -> dict:
@@ -1043,21 +1238,49 @@ def _digest(item: dict) -> bytes:
 
 
 def _check_twins(
-    root: Path, city: City, venue_ids: dict[int, str], deals: int, index_items: int, digests
+    root: Path,
+    city: City,
+    venue_ids: dict[int, str],
+    deals: int,
+    index_items: int,
+    digests,
+    hood_names: dict[str, str],
 ) -> int:
     """The city's files the import does not load: each must be there, well formed and agree
-    in size with the files it loaded (a CSV has the rows of its JSON twin). Returns the
-    number of bars in venues.json."""
+    with the files it loaded: venues.json lists the bars of deals.json's prices, as
+    venues-all.json has them, and a CSV has the rows of its JSON twin, in reais and local
+    dates. Returns the number of bars in venues.json."""
     slug = city.slug
+    listed: set[int] = set()  # the bars of deals.json's prices, as deals.csv is read
+    found = _csv_rows(
+        root,
+        f"{slug}/deals.csv",
+        rows.DEALS_CSV_COLUMNS,
+        _deal_cells(root, city, hood_names, listed),
+    )
+    if found != deals:
+        raise ImportRefused(f"{slug}/deals.csv", f"has {found} rows, deals.json {deals} items")
     rel = f"{slug}/venues.json"
     data = _load(root, rel)
     _envelope(data, rel, slug)
     venues = _array(data, rel)
+    cleaned, seen = [], set()
     for i, raw in enumerate(venues):
         item = _clean(rel, i, raw, VENUE_FIELDS)
         if item["id"] not in venue_ids:
             raise ImportRefused(
                 rel, f"not a bar of {slug}/venues-all.json", item=i, item_id=item["id"], field="id"
+            )
+        if item["id"] in seen:
+            raise ImportRefused(rel, "repeated", item=i, item_id=item["id"], field="id")
+        seen.add(item["id"])
+        if item["id"] not in listed:  # datasets.md: the bars with a price in deals.json
+            raise ImportRefused(
+                rel,
+                f"a bar with no price in {slug}/deals.json",
+                item=i,
+                item_id=item["id"],
+                field="id",
             )
         # The fields datasets.md names, as values: a field one file adds (the format grows by
         # adding) or a number written otherwise (-23, -23.0) is no difference.
@@ -1072,13 +1295,30 @@ def _check_twins(
                 item_id=item["id"],
                 field=field,
             )
-    for name, columns, expected in (
-        ("deals.csv", rows.DEALS_CSV_COLUMNS, deals),
-        ("venues.csv", rows.VENUES_CSV_COLUMNS, len(venues)),
-        ("venues-all.csv", rows.VENUES_CSV_COLUMNS, len(venue_ids)),
-        ("price-index.csv", None, index_items),
+        cleaned.append(raw)
+    missing = sorted(listed - seen)
+    if missing:
+        raise ImportRefused(
+            rel, f"lacks bar {missing[0]}, which has prices in {slug}/deals.json", field="items"
+        )
+    every = _array(_load(root, f"{slug}/venues-all.json"), f"{slug}/venues-all.json")
+    index = _array(_load(root, f"{slug}/price-index.json"), f"{slug}/price-index.json")
+    for name, columns, cells, expected in (
+        (
+            "venues.csv",
+            rows.VENUES_CSV_COLUMNS,
+            _venue_cells(cleaned, city, hood_names),
+            len(venues),
+        ),
+        (
+            "venues-all.csv",
+            rows.VENUES_CSV_COLUMNS,
+            _venue_cells(every, city, hood_names),
+            len(venue_ids),
+        ),
+        ("price-index.csv", None, _index_cells(index), index_items),
     ):
-        found = _csv_rows(root, f"{slug}/{name}", columns)
+        found = _csv_rows(root, f"{slug}/{name}", columns, cells)
         if found != expected:
             twin = name.replace(".csv", ".json")
             raise ImportRefused(f"{slug}/{name}", f"has {found} rows, {twin} {expected} items")
@@ -1163,7 +1403,7 @@ def datasets_import(
         deals_of: set[int] = set()
         counts: dict[str, dict[str, int]] = {}  # per city, as index.json gives them
         for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
-            hoods, features = _import_neighbourhoods(root, city, result)
+            hoods, hood_names = _import_neighbourhoods(root, city, result)
             venue_ids = _import_venues(root, city, hoods, result, venues_of, venue_digests)
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of, catalog)
             if mirror:
@@ -1172,10 +1412,16 @@ def datasets_import(
             counts[city.slug] = {
                 "deals": deals,
                 "venues": _check_twins(
-                    root, city, venue_ids, deals, index_items, venue_digests.pop(city.slug)
+                    root,
+                    city,
+                    venue_ids,
+                    deals,
+                    index_items,
+                    venue_digests.pop(city.slug),
+                    hood_names,
                 ),
                 "venues_all": len(venue_ids),
-                "neighbourhoods": features,
+                "neighbourhoods": len(hood_names),
             }
         _check_index(root, counts)
         if mirror:

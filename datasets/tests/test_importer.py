@@ -3,6 +3,7 @@
 import csv
 import json
 import shutil
+from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -93,6 +94,7 @@ def test_an_import_upserts_final_months_and_keeps_the_ones_closed_here(
     october["n"] = 7  # the tree's figures win for its months
     path.write_text(json.dumps(data))
     table = root / "sao-paulo" / "price-index.csv"
+    _set_cells(table, {"month": "2026-10", "scope": "city"}, n="7")
     lines = table.read_bytes().split(b"\r\n")
     table.write_bytes(b"\r\n".join(line for line in lines if not line.startswith(b"2026-08,")))
     datasets_import(root, progress=False)
@@ -229,6 +231,12 @@ def test_import_updates_existing_rows(world, exported):
     item = next(i for i in data["items"] if i["id"] == world.deals.regular.id)
     item["price_cents"], item["price_per_litre_cents"] = 1500, 2500
     path.write_text(json.dumps(data))
+    _set_cells(
+        exported / "sao-paulo" / "deals.csv",
+        {"id": item["id"]},
+        price_brl="15.00",
+        price_per_litre_brl="25.00",
+    )
     datasets_import(exported, progress=False)
     deal = Deal.objects.get(id=world.deals.regular.id)
     assert deal.price_cents == 1500 and round(deal.price_per_litre) == 2500
@@ -469,6 +477,28 @@ def _break(root, rel, mutate):
             lambda d: d["items"][0].update(city=[]),
             ["index.json", "item 0", 'field "city"', "slug"],
         ),
+        (  # datasets.md: a format type for the format scope
+            "sao-paulo/price-index.json",
+            lambda d: next(i for i in d["items"] if i["scope"] == "format").update(key="Lata!"),
+            ["sao-paulo/price-index.json", 'field "key"', "must be a format type"],
+        ),
+        (
+            "sao-paulo/price-index.json",
+            lambda d: next(i for i in d["items"] if i["scope"] == "neighbourhood").update(
+                key="Not a slug"
+            ),
+            ["sao-paulo/price-index.json", 'field "key"', "neighbourhood's slug"],
+        ),
+        (  # no "between 0 and None"
+            "cities.json",
+            lambda d: d["items"][0].update(deal_count=-1),
+            ["cities.json", "item 0 (id manaus)", 'field "deal_count"', "must be at least 0"],
+        ),
+        (  # the values it may take, not a length
+            "sao-paulo/venues-all.json",
+            lambda d: d["items"][0].update(status="temporarily_closed"),
+            ["sao-paulo/venues-all.json", 'field "status"', "must be one of closed, open"],
+        ),
         (  # beyond JSON's safe integers (the sequence would stop after 2**63 - 1)
             "sao-paulo/deals.json",
             lambda d: d["items"][0].update(id=2**53),
@@ -501,6 +531,21 @@ def _rewrite_csv(path, change) -> None:
         csv.writer(fh, lineterminator="\r\n").writerows(change(table))
 
 
+def _set_cells(path, where: dict, **cells) -> None:
+    """The CSV twin of an edited JSON item edited alike: in each row whose columns hold
+    `where`, the named cells set (by column name, whatever the columns' order)."""
+
+    def change(table):
+        at = {name: i for i, name in enumerate(table[0])}
+        for row in table[1:]:
+            if row and all(row[at[k]] == str(v) for k, v in where.items()):
+                for name, value in cells.items():
+                    row[at[name]] = value
+        return table
+
+    _rewrite_csv(path, change)
+
+
 def test_a_tree_that_reads_the_format_its_own_way_is_loaded(exported, tmp_path):
     """What datasets.md leaves open is not refused: CSV columns added or in another order,
     price-index.csv columns named otherwise, counts and prices per litre derived another
@@ -519,6 +564,8 @@ def test_a_tree_that_reads_the_format_its_own_way_is_loaded(exported, tmp_path):
     _break(
         exported, "sao-paulo/deals.json", lambda d: d["items"][0].update(price_per_litre_cents=1)
     )
+    first = read_json(exported / "sao-paulo" / "deals.json")["items"][0]["id"]
+    _set_cells(exported / "sao-paulo" / "deals.csv", {"id": first}, price_per_litre_brl="0.01")
     _break(exported, "cities.json", lambda d: d["items"][0].update(deal_count=0, venue_count=0))
     _break(
         exported,
@@ -553,6 +600,12 @@ def test_a_format_of_a_type_of_its_own_is_loaded_and_searched(exported, client):
     item = read_json(exported / "sao-paulo" / "deals.json")["items"][0]
     _break(
         exported, "sao-paulo/deals.json", lambda d: d["items"][0].update(format_code="caneca_500")
+    )
+    _set_cells(
+        exported / "sao-paulo" / "deals.csv",
+        {"id": item["id"]},
+        format_code="caneca_500",
+        litres=str(item["units"] * 500 / 1000),
     )
     datasets_import(exported, progress=False)
     for value in ("caneca", "caneca_500"):
@@ -599,6 +652,9 @@ def test_twin_venue_files_may_differ_in_added_fields_and_number_spelling(exporte
 
     _break(exported, "sao-paulo/venues-all.json", add_and_respell)
     _break(exported, "sao-paulo/venues.json", respell)
+    lat = round(Venue.objects.get(pk=listed).lat)  # in the CSVs, spelled two ways too
+    _set_cells(exported / "sao-paulo" / "venues-all.csv", {"id": listed}, lat=f"{lat}.0")
+    _set_cells(exported / "sao-paulo" / "venues.csv", {"id": listed}, lat=f"{lat}")
     datasets_import(exported, progress=False)
     assert Venue.objects.get(pk=listed).lat == round(Venue.objects.get(pk=listed).lat)
 
@@ -617,6 +673,89 @@ def test_a_csv_that_lacks_a_named_column_or_a_cell_is_refused(exported, change, 
     with pytest.raises(ImportRefused, match=message):
         datasets_import(exported, progress=False)
     assert _snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("name", "column", "value"),
+    [
+        ("deals.csv", "price_brl", "999.99"),
+        ("deals.csv", "price_brl", "abc"),
+        ("deals.csv", "id", "987654"),
+        ("deals.csv", "venue", "Outro bar"),
+        ("deals.csv", "verified_on", "1999-01-01"),
+        ("deals.csv", "conditions", "só hoje"),
+        ("venues-all.csv", "lat", "0"),
+        ("venues-all.csv", "url", "http://127.0.0.1:8000/manaus/outro-bar"),
+        ("venues.csv", "name", "Outro nome"),
+        ("price-index.csv", "median_brl", "0.01"),
+    ],
+)
+def test_a_csv_row_unlike_its_json_row_is_refused(exported, name, column, value):
+    """datasets.md: a CSV holds the same rows as its JSON twin, in reais and local dates."""
+    before = _snapshot()
+    path = exported / "sao-paulo" / name
+    _header, table = read_csv(path)
+    key = "month" if name == "price-index.csv" else "id"
+    _set_cells(
+        path,
+        {key: table[0][key], "scope": "city"} if key == "month" else {"id": table[0]["id"]},
+        **{column: value},
+    )
+    with pytest.raises(ImportRefused) as err:
+        datasets_import(exported, progress=False)
+    message = str(err.value)
+    assert message.startswith(f"sao-paulo/{name}, item 0 (id {table[0][key]}), field ")
+    assert f'field "{column}": is {value!r}, yet its JSON twin says' in message
+    assert _snapshot() == before
+
+
+def test_csv_numbers_are_compared_by_value(exported):
+    """A spreadsheet writes 12.9 for 12.90 and -23.5 for -23.50: the same values."""
+
+    def respell(table):
+        at = {name: i for i, name in enumerate(table[0])}
+        for row in table[1:]:
+            for column in ("price_brl", "couvert_brl", "lat", "lng"):
+                if column in at and row[at[column]]:
+                    row[at[column]] = str(Decimal(row[at[column]]).normalize())
+                    row[at[column]] += "0" if "." in row[at[column]] else ""
+        return table
+
+    for name in ("deals.csv", "venues-all.csv"):
+        _rewrite_csv(exported / "sao-paulo" / name, respell)
+    datasets_import(exported, progress=False)
+
+
+def test_venues_json_lists_exactly_the_bars_of_the_prices(exported):
+    """datasets.md: venues.json holds the bars with at least one price in deals.json, once."""
+    rel = "sao-paulo/venues.json"
+    listed = read_json(exported / rel)["items"]
+    every = read_json(exported / "sao-paulo" / "venues-all.json")["items"]
+    without_price = next(i for i in every if i["id"] not in {v["id"] for v in listed})
+    original = (exported / rel).read_bytes()
+    for mutate, message in (
+        (
+            lambda d: d["items"].append(without_price),
+            f'item {len(listed)} (id {without_price["id"]}), field "id": a bar with no price',
+        ),
+        (lambda d: d["items"].append(d["items"][0]), f"item {len(listed)} (id {listed[0]['id']})"),
+        (lambda d: d["items"].pop(0), f"lacks bar {listed[0]['id']}, which has prices"),
+    ):
+        (exported / rel).write_bytes(original)
+        _break(exported, rel, mutate)
+        with pytest.raises(ImportRefused) as err:
+            datasets_import(exported, progress=False)
+        assert message in str(err.value)
+
+
+def test_a_file_of_broken_utf8_is_refused_where_it_breaks(exported):
+    path = exported / "sao-paulo" / "venues-all.json"
+    text = path.read_bytes()
+    at = text.index(b'"name"', 200)
+    path.write_bytes(text[:at] + b"\xff" + text[at:])
+    line = text[:at].count(b"\n") + 1
+    with pytest.raises(ImportRefused, match=rf"not valid UTF-8 at byte {at} \(line {line},"):
+        datasets_import(exported, progress=False)
 
 
 def test_blank_lines_at_the_end_of_a_csv_are_allowed_not_between_rows(exported, tmp_path):
@@ -648,6 +787,10 @@ def test_a_price_with_three_open_disputes_is_loaded_out_of_the_rankings(exported
         d["items"][3].update(status="published", open_disputes=1)
 
     _break(exported, "sao-paulo/deals.json", dispute)
+    for deal_id, status in zip(
+        (out, kept, called_published, one), ("disputed",) * 2 + ("published",) * 2, strict=True
+    ):
+        _set_cells(exported / "sao-paulo" / "deals.csv", {"id": deal_id}, status=status)
     wipe_database()
     datasets_import(exported, progress=False)
     assert Deal.objects.get(pk=out).status == "suspended"
@@ -793,6 +936,8 @@ def test_bars_may_swap_slugs_and_pass_them_along_in_one_tree(world, exported):
                 [t[0]] + [[*r[:1], wanted.get(int(r[0]), r[1]), *r[2:]] if r else r for r in t[1:]]
             ),
         )
+        for bar_id, slug in wanted.items():  # the page's address ends with the slug
+            _set_cells(path, {"id": bar_id}, url=f"http://127.0.0.1:8000/sao-paulo/{slug}")
     datasets_import(exported, progress=False)
     assert dict(Venue.objects.filter(id__in=wanted).values_list("id", "slug")) == wanted
 
@@ -831,6 +976,14 @@ def test_a_bairro_without_boundary_is_created_from_the_csv_name(world, exported,
     venue = Venue.objects.get(slug="bar-do-ze")
     assert (venue.neighbourhood.slug, venue.neighbourhood.name) == ("se", "Sé")
     assert any("se" in note for note in result.notes)
+    # Its name comes from venues-all.csv, so a NUL there is refused naming the bar.
+    wipe_database()
+    _set_cells(root / "sao-paulo" / "venues-all.csv", {"slug": "bar-do-ze"}, neighbourhood="S\x00")
+    with pytest.raises(ImportRefused) as err:
+        datasets_import(root, progress=False)
+    assert str(err.value).startswith(
+        f'sao-paulo/venues-all.csv, id {venue.id}, field "neighbourhood": must not contain'
+    )
 
 
 def test_command_imports_a_copy(exported, tmp_path, capsys):
@@ -906,6 +1059,7 @@ def test_a_beer_given_another_brand_takes_the_prices_the_files_do_not_hold(world
 
     for city in ("sao-paulo", "manaus"):
         _break(tree, f"{city}/deals.json", rebrand_deals)
+        _set_cells(tree / city / "deals.csv", {"beer": beer.name}, brand=other.name)
     datasets_import(tree, progress=False)
     assert Beer.objects.get(pk=beer.pk).brand_id == other.pk
     assert Deal.objects.get(pk=retired.pk).brand_id == other.pk
