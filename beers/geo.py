@@ -78,19 +78,38 @@ def _polygon_problem(rings, where: str) -> str | None:
 
 def boundary_problem(geometry) -> str | None:
     """Why a bairro boundary is not an RFC 7946 Polygon or MultiPolygon in WGS 84 lon/lat
-    (closed rings of 4 positions at least), or None when it is one. Winding is not checked:
-    the export writes RFC 7946's (datasets.services.geometry_rfc7946)."""
+    (closed rings of 4 positions at least, none crossing itself), or None when it is one.
+    Winding is not checked: the export writes RFC 7946's (datasets.services.geometry_rfc7946)."""
     if not isinstance(geometry, dict) or geometry.get("type") not in ("Polygon", "MultiPolygon"):
         return "must be a Polygon or MultiPolygon"
     coordinates = geometry.get("coordinates")
     if geometry["type"] == "Polygon":
-        return _polygon_problem(coordinates, "")
-    if not isinstance(coordinates, list) or not coordinates:
+        problem = _polygon_problem(coordinates, "")
+    elif not isinstance(coordinates, list) or not coordinates:
         return "must be a list of polygons"
-    for p, rings in enumerate(coordinates):
-        problem = _polygon_problem(rings, f"polygon {p}: ")
-        if problem:
-            return problem
+    else:
+        problem = next(
+            filter(
+                None, (_polygon_problem(r, f"polygon {p}: ") for p, r in enumerate(coordinates))
+            ),
+            None,
+        )
+    return problem or _area_problem(geometry)
+
+
+def _area_problem(geometry: dict) -> str | None:
+    """A ring that crosses itself (a bowtie) has no inside to place bars in. Only that: parts
+    of a MultiPolygon that overlap, or a hole touching its shell, still have one."""
+    from shapely.geometry import LinearRing  # see point_in_geometry
+
+    polygons = (
+        [geometry["coordinates"]] if geometry["type"] == "Polygon" else geometry["coordinates"]
+    )
+    for p, rings in enumerate(polygons):
+        for r, ring in enumerate(rings):
+            if not LinearRing([position[:2] for position in ring]).is_simple:  # altitudes aside
+                where = f"polygon {p}: " if geometry["type"] == "MultiPolygon" else ""
+                return f"{where}ring {r} must not cross itself"
     return None
 
 

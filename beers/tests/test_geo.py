@@ -75,6 +75,15 @@ SQUARE = [[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]
         ({"type": "Polygon", "coordinates": [[[0, 0], [0, math.inf], [1, 1], [0, 0]]]}, "finite"),
         ({"type": "MultiPolygon", "coordinates": []}, "list of polygons"),
         ({"type": "MultiPolygon", "coordinates": [[SQUARE], [SQUARE[:4]]]}, "polygon 1: ring 0"),
+        # a bowtie: its ring crosses itself at (0.5, 0.5)
+        ({"type": "Polygon", "coordinates": [[[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]]}, "cross"),
+        (
+            {
+                "type": "MultiPolygon",
+                "coordinates": [[SQUARE], [SQUARE, [[0, 0], [1, 1], [1, 0], [0, 1], [0, 0]]]],
+            },
+            "polygon 1: ring 1 must not cross itself",
+        ),
     ],
 )
 def test_boundary_problem_names_what_rfc_7946_refuses(geometry, problem):
