@@ -100,6 +100,20 @@ class StrictRegexField(StrictCharField):
         self.validators.append(WholeValueRegexValidator(self.regex, message=message))
 
 
+# JSON Schema's (ECMAScript's) white space, spelled out so that Python's `re` reads the pattern
+# alike (its \s adds \x1c-\x1f and \x85, and lacks U+FEFF).
+_WHITE = "\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+VISIBLE_RE = f"^[^\\u0000]*[^\\u0000{_WHITE}][^\\u0000]*$"
+
+
+class VisibleTextField(StrictRegexField):
+    """Text taken as written that holds more than white space: a name, a city, a contact to
+    reply to (five spaces pass a length of 5 to 120, yet name nothing and nobody)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(VISIBLE_RE, "Must hold more than white space.", **kwargs)
+
+
 class StrictChoiceField(serializers.ChoiceField):
     default_error_messages = {
         "invalid_choice": "Must be one of the listed values.",

@@ -39,6 +39,7 @@ from .fields import (
     StrictSerializer,
     StrictUriField,
     TrueField,
+    VisibleTextField,
 )
 
 SLUG_MESSAGE = "Must be a slug: lowercase letters and digits, groups joined by single hyphens."
@@ -116,7 +117,7 @@ class ScheduleDraftSerializer(StrictSerializer):
 
 
 class NewVenueSerializer(StrictSerializer):
-    name = StrictCharField(min_length=2, max_length=120)
+    name = VisibleTextField(min_length=2, max_length=120)
     lat = StrictFloatField(min_value=-90, max_value=90)
     lng = StrictFloatField(min_value=-180, max_value=180)
     kind = StrictChoiceField(choices=VenueKind.values)
@@ -229,8 +230,8 @@ class SubmissionSerializer(StrictSerializer):
 
 
 class CityRequestSerializer(StrictSerializer):
-    city = StrictCharField(min_length=2, max_length=80, help_text="as written")
-    state = StrictCharField(
+    city = VisibleTextField(min_length=2, max_length=80, help_text="as written")
+    state = VisibleTextField(
         min_length=2,
         max_length=40,
         required=False,
@@ -258,12 +259,12 @@ class CityRequestSerializer(StrictSerializer):
 
 class BarOwnerRequestSerializer(StrictSerializer):
     city = city_slug_field()
-    bar = StrictCharField(min_length=2, max_length=120, help_text="as written")
+    bar = VisibleTextField(min_length=2, max_length=120, help_text="as written")
     venue = venue_slug_field("the bar's slug, when the form came from its page", required=False)
     topic = StrictChoiceField(choices=BarOwnerTopic.values)
     message = StrictCharField(max_length=1000, required=False)
-    name = StrictCharField(min_length=2, max_length=80, required=False, help_text="who to ask for")
-    contact = StrictCharField(
+    name = VisibleTextField(min_length=2, max_length=80, required=False, help_text="who to ask for")
+    contact = VisibleTextField(
         min_length=5, max_length=120, help_text="WhatsApp, phone or e-mail; deleted after 90 days"
     )
     consent = TrueField(help_text="must be true")
@@ -277,7 +278,7 @@ class MenuPhotoUploadSerializer(StrictSerializer):
     city = city_slug_field()
     venue = venue_slug_field("the bar's slug in that city")
     images = CountedListField(child=JpegDataUriField(), min_length=1, max_length=3)
-    contact = StrictCharField(
+    contact = VisibleTextField(
         min_length=5,
         max_length=120,
         required=False,

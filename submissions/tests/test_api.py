@@ -238,6 +238,45 @@ def test_a_venue_that_is_not_a_slug_is_400_at_venue(api, world, writes_open, end
     assert stored() == 0
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("endpoint", "path", "value"),
+    [
+        ("/api/v1/bar-owners", "contact", "     "),
+        ("/api/v1/bar-owners", "contact", "\t\t\t\t\t\t"),
+        ("/api/v1/bar-owners", "contact", "\u3000\u00a0\u2003\ufeff\n"),
+        ("/api/v1/menu-photos", "contact", "       "),
+        ("/api/v1/bar-owners", "bar", "   "),
+        ("/api/v1/bar-owners", "name", "  "),
+        ("/api/v1/city-requests", "city", "   "),
+        ("/api/v1/city-requests", "state", "  "),
+        ("/api/v1/submissions", "venue.new.name", "    "),
+    ],
+)
+def test_text_of_white_space_alone_is_400(api, world, writes_open, endpoint, path, value):
+    """A contact to reply to, a bar's or a city's name: five spaces pass the length, yet name
+    nobody and nothing."""
+    body = {**bodies(world)[endpoint], "consent": True}
+    if path == "venue.new.name":
+        body["venue"] = {
+            "new": {"name": value, "lat": -23.56, "lng": -46.65, "kind": "bar", "on_site": True}
+        }
+    else:
+        body[path] = value
+    response = api.post(endpoint, body)
+    assert response.status_code == 400, response.json()
+    issues = response.json()["issues"]
+    assert [i["path"] for i in issues] == [path]
+    assert issues[0]["message"] == "Must hold more than white space."
+    assert stored() == 0
+    body[path.split(".")[0]] = (
+        {"new": {**body["venue"]["new"], "name": " Bar  Novo "}}
+        if (path == "venue.new.name")
+        else f" {value}x{value} "
+    )  # white space around text is taken as written
+    assert api.post(endpoint, body).status_code == 202
+
+
 # --- 403 ------------------------------------------------------------------------------------
 
 
