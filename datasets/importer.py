@@ -18,12 +18,13 @@ source's own address: only its end is compared). What is derived (index.json's c
 per litre) is not held to the loaded data, and a CSV may carry more columns than datasets.md
 names, in any order. Bairros
 without a boundary are not in the GeoJSON, so one a bar refers to is created with the name the
-CSV gives it (or its slug). A price with 3 or more open disputes is loaded suspended.
+CSV gives it (or its slug), or renamed to it. A price with 3 or more open disputes is loaded suspended.
 """
 
 import csv
 import datetime as dt
 import hashlib
+import math
 import re
 import secrets
 import sys
@@ -723,10 +724,13 @@ def _import_venues(
     result: ImportResult,
     tree: dict[int, str],
     digests: dict[str, dict[int, bytes]],
+    features: dict[str, str],
 ) -> dict[int, str]:
     """The city's bars; returns id → status. `tree` holds the bar ids of the cities read
     before (id → city slug): an id names one bar in the whole tree. Fills `digests[city]`
-    (id → digest of the item as written) for venues.json's items to be compared with."""
+    (id → digest of the item as written) for venues.json's items to be compared with.
+    A bairro the GeoJSON has no boundary for (`features`: those it has) is named as
+    venues-all.csv names it, created if new, renamed if the database calls it otherwise."""
     rel = f"{city.slug}/venues-all.json"
     data = _load(root, rel)
     _envelope(data, rel, city.slug)
@@ -734,6 +738,7 @@ def _import_venues(
     objs, labels, ids, slugs = [], [], {}, {}
     digests[city.slug] = {}
     hood_names = None
+    named: dict[str, str] = {}  # bairros without a boundary here: slug → the CSV's name
     taken = dict(Venue.objects.filter(city=city).values_list("slug", "id"))
     for i, raw in enumerate(raw_items):
         item = _clean(rel, i, raw, VENUE_FIELDS)
@@ -760,8 +765,15 @@ def _import_venues(
             )
             hoods[slug] = hood.id
             result.notes.append(f"{rel}: created bairro {slug} (no boundary in the GeoJSON)")
+        elif slug is not None and slug not in features and slug not in named:
+            if hood_names is None:
+                hood_names = _csv_names(root, f"{city.slug}/venues-all.csv", "neighbourhood")
+            if hood_names.get(item["id"]):
+                named[slug] = hood_names[item["id"]][:120]
         objs.append(Venue(city=city, neighbourhood_id=hoods.get(slug), **item))
         labels.append((i, item["id"]))
+    for slug, name in named.items():  # a mirror follows its source's renaming
+        Neighbourhood.objects.filter(city=city, slug=slug).exclude(name=name).update(name=name)
     _refuse_other_cities_ids(Venue, "bar", rel, list(ids), labels, city)
     for obj, (i, item_id) in zip(objs, labels, strict=True):
         owner = taken.get(obj.slug, item_id)
@@ -929,22 +941,30 @@ def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int], ci
     _refuse_other_cities_ids(Deal, "price", rel, [d.id for d in objs], labels, city)
     _bulk_upsert(Deal, objs, unique=["id"], update=_DEAL_UPDATE, file=rel, labels=labels)
     counts[0] += len(objs)
-    # One check per price at its verified_at, unless one exists in that second.
-    have = set()
-    for deal_id, checked_at in PriceCheck.objects.filter(
+    # One check per price at its verified_at, unless one exists in that second; one there at
+    # another amount takes the file's (a price edited by hand, its check's moment kept): the
+    # file's is the price's last check, which the price index of that month reads.
+    have: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for check_id, deal_id, checked_at, cents in PriceCheck.objects.filter(
         deal_id__in=[d.id for d in objs]
-    ).values_list("deal_id", "checked_at"):
-        have.add((deal_id, int(checked_at.timestamp() // 1)))
-    checks = [
-        PriceCheck(
-            deal_id=d.id,
-            price_cents=d.price_cents,
-            checked_at=d.verified_at,
-            source=CheckSource.IMPORT,
-        )
-        for d in objs
-        if (d.id, int(d.verified_at.timestamp())) not in have
-    ]
+    ).values_list("id", "deal_id", "checked_at", "price_cents"):
+        have.setdefault((deal_id, int(checked_at.timestamp() // 1)), []).append((check_id, cents))
+    checks = []
+    for d in objs:
+        found = have.get((d.id, int(d.verified_at.timestamp())))
+        if found is None:
+            checks.append(
+                PriceCheck(
+                    deal_id=d.id,
+                    price_cents=d.price_cents,
+                    checked_at=d.verified_at,
+                    source=CheckSource.IMPORT,
+                )
+            )
+            continue
+        other = [check_id for check_id, cents in found if cents != d.price_cents]
+        if other:
+            PriceCheck.objects.filter(pk__in=other).update(price_cents=d.price_cents)
     PriceCheck.objects.bulk_create(checks, batch_size=BATCH)
     counts[1] += len(checks)
 
@@ -1093,13 +1113,28 @@ class _EndsWith:
     text: str
 
 
+_BOOLEAN_COLUMNS = frozenset({"on_site", "final"})
+_COORDINATES = frozenset({"lat", "lng"})
+_LINE_BREAK = re.compile(r"\r\n?")
+
+
 def _same_cell(column: str, found: str, expected) -> bool:
+    """Whether a CSV cell says what its JSON twin's value does, as people's tools write it: a
+    number by value (a spreadsheet keeps 15 significant digits of a coordinate, so those agree
+    to 1e-9 degrees, a tenth of a millimetre), a boolean in any case (TRUE), a line break in a
+    cell however the file's lines end (dos2unix turns CRLF into LF)."""
     if isinstance(expected, _EndsWith):
         return found.endswith(expected.text)
     text = "" if expected is None else str(expected)
     if column in _NUMBER_COLUMNS and found and text:
-        return bool(_NUMBER.fullmatch(found)) and Decimal(found) == Decimal(text)
-    return found == text
+        if not _NUMBER.fullmatch(found):
+            return False
+        if column in _COORDINATES:
+            return math.isclose(float(found), float(text), rel_tol=0, abs_tol=1e-9)
+        return Decimal(found) == Decimal(text)
+    if column in _BOOLEAN_COLUMNS:
+        return found.lower() == text
+    return _LINE_BREAK.sub("\n", found) == _LINE_BREAK.sub("\n", text)
 
 
 def _compare_row(rel: str, index: int, row: list[str], position: dict, item_id, expected: dict):
@@ -1404,7 +1439,9 @@ def datasets_import(
         counts: dict[str, dict[str, int]] = {}  # per city, as index.json gives them
         for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
             hoods, hood_names = _import_neighbourhoods(root, city, result)
-            venue_ids = _import_venues(root, city, hoods, result, venues_of, venue_digests)
+            venue_ids = _import_venues(
+                root, city, hoods, result, venues_of, venue_digests, hood_names
+            )
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of, catalog)
             if mirror:
                 _withdraw(city, set(venue_ids), deals_of, result)

@@ -1,6 +1,7 @@
 """import_datasets: round trip, idempotence, refusals that change nothing."""
 
 import csv
+import datetime as dt
 import json
 import shutil
 from decimal import Decimal
@@ -237,9 +238,16 @@ def test_import_updates_existing_rows(world, exported):
         price_brl="15.00",
         price_per_litre_brl="25.00",
     )
+    second = dt.datetime.fromtimestamp(item["verified_at"], tz=dt.UTC)
+    at_that_second = PriceCheck.objects.filter(
+        deal_id=item["id"], checked_at__gte=second, checked_at__lt=second + dt.timedelta(seconds=1)
+    )
+    assert [c.price_cents for c in at_that_second.all()] == [1290]  # the check exported
     datasets_import(exported, progress=False)
     deal = Deal.objects.get(id=world.deals.regular.id)
     assert deal.price_cents == 1500 and round(deal.price_per_litre) == 2500
+    # The file's check, at the same moment: the price index of that month reads 15.00 too.
+    assert [c.price_cents for c in at_that_second.all()] == [1500]
 
 
 def _snapshot():
@@ -726,6 +734,39 @@ def test_csv_numbers_are_compared_by_value(exported):
     datasets_import(exported, progress=False)
 
 
+def test_a_spreadsheets_spelling_is_the_same_cell(world, tmp_path):
+    """Booleans in capitals, coordinates to 15 significant digits (they agree to 1e-9
+    degrees), a line break in a cell after dos2unix: what people's tools write. A coordinate
+    a metre off is still refused."""
+    Deal.objects.filter(pk=world.deals.regular.pk).update(conditions="Só hoje,\r\nno balcão")
+    root = tmp_path / "t"
+    datasets_export(directory=root, progress=False)
+    original = {name: (root / "sao-paulo" / name).read_bytes() for name in ("venues-all.csv",)}
+
+    def respell(table):
+        at = {name: i for i, name in enumerate(table[0])}
+        for row in table[1:]:
+            if "on_site" in at:
+                row[at["on_site"]] = row[at["on_site"]].upper()
+            if "lat" in at:
+                row[at["lat"]] = repr(float(row[at["lat"]]) + 4e-13)
+            if "conditions" in at:
+                row[at["conditions"]] = row[at["conditions"]].replace("\r\n", "\n")
+        return table
+
+    for name in ("deals.csv", "venues-all.csv", "venues.csv"):
+        _rewrite_csv(root / "sao-paulo" / name, respell)
+    assert "no balcão" in (root / "sao-paulo" / "deals.csv").read_text(encoding="utf-8")
+    datasets_import(root, progress=False)
+    (root / "sao-paulo" / "venues-all.csv").write_bytes(original["venues-all.csv"])
+    _rewrite_csv(
+        root / "sao-paulo" / "venues-all.csv",
+        lambda t: [t[0], [*t[1][:7], repr(float(t[1][7]) + 1e-5), *t[1][8:]], *t[2:]],
+    )
+    with pytest.raises(ImportRefused, match=r'venues-all\.csv, item 0 \(id \d+\), field "lat"'):
+        datasets_import(root, progress=False)
+
+
 def test_venues_json_lists_exactly_the_bars_of_the_prices(exported):
     """datasets.md: venues.json holds the bars with at least one price in deals.json, once."""
     rel = "sao-paulo/venues.json"
@@ -984,6 +1025,24 @@ def test_a_bairro_without_boundary_is_created_from_the_csv_name(world, exported,
     assert str(err.value).startswith(
         f'sao-paulo/venues-all.csv, id {venue.id}, field "neighbourhood": must not contain'
     )
+
+
+def test_a_bairro_without_boundary_takes_the_csv_name_in_a_database_that_has_it(world, tmp_path):
+    """A mirror follows its source's renaming of a bairro the GeoJSON has no boundary for:
+    the CSVs are where its name is written."""
+    world.ze.neighbourhood = world.sp.neighbourhoods.get(slug="se")
+    world.ze.save()
+    root = tmp_path / "with-se"
+    datasets_export(directory=root, progress=False)
+    for name in ("venues-all.csv", "venues.csv", "deals.csv"):
+        _rewrite_csv(
+            root / "sao-paulo" / name,
+            lambda t: [[("Sé Nova" if cell == "Sé" else cell) for cell in row] for row in t],
+        )
+    datasets_import(root, progress=False)
+    assert world.sp.neighbourhoods.get(slug="se").name == "Sé Nova"
+    datasets_export(directory=tmp_path / "again", progress=False)
+    assert_same_trees(root, tmp_path / "again")
 
 
 def test_command_imports_a_copy(exported, tmp_path, capsys):
