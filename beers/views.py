@@ -203,7 +203,8 @@ def home(request, lang: str = "pt-BR") -> HttpResponse:
         request,
         "beers/home.html",
         lang,
-        {"cities": rows},
+        # the canonical host, like the city and bar pages' (their selectors' urls)
+        {"cities": rows, "canonical": settings.SITE_URL + site_context(lang)["home_path"]},
         alternate=site_context(other)["home_path"],
     )
     response["Cache-Control"] = f"public, max-age={settings.LIVE_CACHE_SECONDS}"

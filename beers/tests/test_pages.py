@@ -109,6 +109,14 @@ def test_home_in_english(client, world):
     assert "Cheapest beer per litre" in html
 
 
+def test_each_home_is_its_own_canonical_and_names_the_other(client, world, settings):
+    for path, other in (("/", "/en"), ("/en", "/")):
+        html = text(client.get(path))
+        site = settings.SITE_URL
+        assert f'<link rel="canonical" href="{site}{path}">' in html, path
+        assert f'hreflang="{"en" if other == "/en" else "pt-BR"}" href="{site}{other}"' in html
+
+
 def test_every_page_credits_the_source_and_links_the_open_data(client, world, settings):
     for path in ("/", "/en", "/sao-paulo", "/en/sao-paulo/boteco-do-ze", "/nowhere"):
         html = text(client.get(path))
@@ -415,11 +423,15 @@ def test_on_a_phone_every_price_shows_whole_with_its_per_litre_and_age(
     from playwright.sync_api import expect
 
     Venue.objects.filter(pk=world["ze"].pk).update(instagram="boteco_da_praca_da_liberdade_1")
+    notes = 0  # the small print under a bar's or a beer's name: not bold like the name
     with browser_page(settings, 375) as (page, artifacts):
         for path in ("/sao-paulo", "/sao-paulo/boteco-do-ze", "/en/sao-paulo"):
             page.goto(f"{live_server.url}{path}")
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 375, (path, width)
+            for note in page.locator("td.lead small").all():
+                assert note.evaluate("e => getComputedStyle(e).fontWeight") == "400", path
+                notes += 1
             for cell in page.locator("td.per-litre").all():
                 expect(cell).to_be_visible()
                 box = cell.bounding_box()
@@ -427,6 +439,7 @@ def test_on_a_phone_every_price_shows_whole_with_its_per_litre_and_age(
             expect(page.locator("small.old")).to_be_visible()  # the 100-day-old price
             expect(page.locator("time").first).to_be_visible()
         page.screenshot(path=str(artifacts / "city-sao-paulo-375px.png"), full_page=True)
+    assert notes
 
 
 # --- page details -----------------------------------------------------------------------------
