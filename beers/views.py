@@ -198,14 +198,13 @@ def _cache(response: HttpResponse, fresh_until: dt.datetime) -> HttpResponse:
 @degradable
 def home(request, lang: str = "pt-BR") -> HttpResponse:
     rows = [{**c, "path": _path(c["url"])} for c in cities.cities_active(lang=lang)]
-    other = _other(lang)
     response = _render(
         request,
         "beers/home.html",
         lang,
-        # the canonical host, like the city and bar pages' (their selectors' urls)
-        {"cities": rows, "canonical": settings.SITE_URL + site_context(lang)["home_path"]},
-        alternate=site_context(other)["home_path"],
+        # on the canonical host, like the city and bar pages' (their selectors' urls)
+        {"cities": rows, "canonical": settings.SITE_URL + request.path},
+        alternate=site_context(_other(lang))["home_path"],
     )
     response["Cache-Control"] = f"public, max-age={settings.LIVE_CACHE_SECONDS}"
     return response

@@ -949,7 +949,7 @@ def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int], ci
         deal_id__in=[d.id for d in objs]
     ).values_list("id", "deal_id", "checked_at", "price_cents"):
         have.setdefault((deal_id, int(checked_at.timestamp() // 1)), []).append((check_id, cents))
-    checks = []
+    checks, repriced = [], {}  # repriced: amount → ids of the checks that take it
     for d in objs:
         found = have.get((d.id, int(d.verified_at.timestamp())))
         if found is None:
@@ -961,10 +961,13 @@ def _write_deals(objs: list[Deal], labels: list, rel: str, counts: list[int], ci
                     source=CheckSource.IMPORT,
                 )
             )
-            continue
-        other = [check_id for check_id, cents in found if cents != d.price_cents]
-        if other:
-            PriceCheck.objects.filter(pk__in=other).update(price_cents=d.price_cents)
+        else:
+            repriced.setdefault(d.price_cents, []).extend(
+                check_id for check_id, cents in found if cents != d.price_cents
+            )
+    for cents, ids in repriced.items():  # one statement per amount, not per price
+        if ids:
+            PriceCheck.objects.filter(pk__in=ids).update(price_cents=cents)
     PriceCheck.objects.bulk_create(checks, batch_size=BATCH)
     counts[1] += len(checks)
 
@@ -1165,24 +1168,21 @@ def _items_again(root: Path, rel: str) -> Iterator:
         yield from _array(_load(root, rel), rel)[done:]
 
 
-def _deal_cells(
-    root: Path, city: City, hood_names: dict[str, str], listed: set[int]
-) -> Iterator[tuple[int, dict]]:
+def _deal_cells(root: Path, city: City, listed: set[int]) -> Iterator[tuple[int, dict]]:
     """The cells of each deals.csv row, from deals.json's items as loaded, with the names the
-    import stored (bars, beers, brands) and the tree's bairro names: those of the GeoJSON, or
-    for a bairro without a boundary the one venues-all.csv gives the bar. The labels `serving`
-    and `when` are this version's wording of the item's own fields: not compared. Adds each
+    import stored: bars, beers, brands, and bairros (the GeoJSON's, or for one without a
+    boundary the name venues-all.csv gives it, _import_venues). The labels `serving` and
+    `when` are this version's wording of the item's own fields: not compared. Adds each
     price's bar to `listed`."""
     bars = {
         bar_id: (name, hood)
         for bar_id, name, hood in Venue.objects.filter(city=city).values_list(
-            "id", "name", "neighbourhood__slug"
+            "id", "name", "neighbourhood__name"
         )
     }
     beers = dict(Beer.objects.values_list("slug", "name"))
     brands = dict(Brand.objects.values_list("slug", "name"))
     volumes = dict(Format.objects.values_list("code", "volume_ml"))
-    csv_hoods = None
     for item in _items_again(root, f"{city.slug}/deals.json"):
         venue, hood = bars[item["venue_id"]]
         listed.add(item["venue_id"])
@@ -1194,7 +1194,7 @@ def _deal_cells(
                 rows.deal_csv_row(
                     {**item, "price_per_litre_cents": per_litre if derived else None},
                     venue=venue,
-                    neighbourhood=None,
+                    neighbourhood=hood,
                     beer=beers[item["beer"]] if item["beer"] else None,
                     brand=brands[item["brand"]] if item["brand"] else None,
                     volume_ml=volumes[item["format_code"]],
@@ -1208,14 +1208,6 @@ def _deal_cells(
         del cells["serving"], cells["when"]
         if not derived:  # not held to the price (see _deals_from): nothing to compare with
             del cells["price_per_litre_brl"]
-        if hood is None:
-            cells["neighbourhood"] = ""
-        elif hood in hood_names:
-            cells["neighbourhood"] = hood_names[hood]
-        else:
-            if csv_hoods is None:
-                csv_hoods = _csv_names(root, f"{city.slug}/venues-all.csv", "neighbourhood")
-            cells["neighbourhood"] = csv_hoods.get(item["venue_id"], "")
         yield item["id"], cells
 
 
@@ -1291,7 +1283,7 @@ def _check_twins(
         root,
         f"{slug}/deals.csv",
         rows.DEALS_CSV_COLUMNS,
-        _deal_cells(root, city, hood_names, listed),
+        _deal_cells(root, city, listed),
     )
     if found != deals:
         raise ImportRefused(f"{slug}/deals.csv", f"has {found} rows, deals.json {deals} items")

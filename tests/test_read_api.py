@@ -494,12 +494,13 @@ def test_an_import_beside_the_embedded_server_reaches_its_cached_answers(tmp_pat
     """`make run` (SQLite, no Redis) caches answers in the server's process. An
     `import_datasets` run beside it changed a price; the server kept answering the old one
     from its cache for up to LIVE_CACHE_SECONDS (600 s)."""
-    import csv
     import json
     import os
     import subprocess
     import sys
 
+    from datasets.rows import brl
+    from datasets.tests.helpers import set_cells
     from tests.live import ROOT
 
     env = {
@@ -536,15 +537,8 @@ def test_an_import_beside_the_embedded_server_reaches_its_cached_answers(tmp_pat
         (item,) = [item for item in tree["items"] if item["id"] == deal_id]
         item["price_cents"] -= 1  # still the cheapest per litre (the import derives it)
         deals.write_text(json.dumps(tree))
-        table = deals.with_suffix(".csv")  # its CSV twin says the same (the import checks)
-        with open(table, newline="", encoding="utf-8") as fh:
-            lines = list(csv.reader(fh))
-        for line in lines[1:]:
-            if line[0] == str(deal_id):
-                cents = item["price_cents"]
-                line[lines[0].index("price_brl")] = f"{cents // 100}.{cents % 100:02d}"
-        with open(table, "w", newline="", encoding="utf-8") as fh:
-            csv.writer(fh, lineterminator="\r\n").writerows(lines)
+        # its CSV twin says the same (the import holds them to each other)
+        set_cells(deals.with_suffix(".csv"), {"id": deal_id}, price_brl=brl(item["price_cents"]))
         manage("import_datasets", str(tmp_path / "tree"))
         assert cheapest()[:2] == (deal_id, round(price - 0.01, 2))
 

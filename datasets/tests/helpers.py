@@ -69,3 +69,26 @@ def assert_rows_agree(tmp_path, name: str) -> dict:
     cached, afresh = export_both(tmp_path, name)
     assert cached == afresh
     return cached
+
+
+def rewrite_csv(path, change) -> None:
+    """A CSV file rewritten as `change` turns its table (header first) into another."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        table = list(csv.reader(fh))
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\r\n").writerows(change(table))
+
+
+def set_cells(path, where: dict, **cells) -> None:
+    """The CSV twin of an edited JSON item edited alike: in each row whose columns hold
+    `where`, the named cells set (by column name, whatever the columns' order)."""
+
+    def change(table):
+        at = {name: i for i, name in enumerate(table[0])}
+        for row in table[1:]:
+            if row and all(row[at[k]] == str(v) for k, v in where.items()):
+                for name, value in cells.items():
+                    row[at[name]] = value
+        return table
+
+    rewrite_csv(path, change)

@@ -1,6 +1,5 @@
 """import_datasets: round trip, idempotence, refusals that change nothing."""
 
-import csv
 import datetime as dt
 import json
 import shutil
@@ -15,7 +14,15 @@ from datasets.importer import ImportRefused, datasets_import
 from datasets.services import datasets_export
 
 from .conftest import at
-from .helpers import assert_same_trees, read_csv, read_json, tree, wipe_database
+from .helpers import (
+    assert_same_trees,
+    read_csv,
+    read_json,
+    rewrite_csv,
+    set_cells,
+    tree,
+    wipe_database,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +102,7 @@ def test_an_import_upserts_final_months_and_keeps_the_ones_closed_here(
     october["n"] = 7  # the tree's figures win for its months
     path.write_text(json.dumps(data))
     table = root / "sao-paulo" / "price-index.csv"
-    _set_cells(table, {"month": "2026-10", "scope": "city"}, n="7")
+    set_cells(table, {"month": "2026-10", "scope": "city"}, n="7")
     lines = table.read_bytes().split(b"\r\n")
     table.write_bytes(b"\r\n".join(line for line in lines if not line.startswith(b"2026-08,")))
     datasets_import(root, progress=False)
@@ -232,7 +239,7 @@ def test_import_updates_existing_rows(world, exported):
     item = next(i for i in data["items"] if i["id"] == world.deals.regular.id)
     item["price_cents"], item["price_per_litre_cents"] = 1500, 2500
     path.write_text(json.dumps(data))
-    _set_cells(
+    set_cells(
         exported / "sao-paulo" / "deals.csv",
         {"id": item["id"]},
         price_brl="15.00",
@@ -532,28 +539,6 @@ def test_a_malformed_file_is_refused_naming_file_item_and_field_and_nothing_chan
     assert _snapshot() == before
 
 
-def _rewrite_csv(path, change) -> None:
-    with open(path, newline="", encoding="utf-8") as fh:
-        table = list(csv.reader(fh))
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        csv.writer(fh, lineterminator="\r\n").writerows(change(table))
-
-
-def _set_cells(path, where: dict, **cells) -> None:
-    """The CSV twin of an edited JSON item edited alike: in each row whose columns hold
-    `where`, the named cells set (by column name, whatever the columns' order)."""
-
-    def change(table):
-        at = {name: i for i, name in enumerate(table[0])}
-        for row in table[1:]:
-            if row and all(row[at[k]] == str(v) for k, v in where.items()):
-                for name, value in cells.items():
-                    row[at[name]] = value
-        return table
-
-    _rewrite_csv(path, change)
-
-
 def test_a_tree_that_reads_the_format_its_own_way_is_loaded(exported, tmp_path):
     """What datasets.md leaves open is not refused: CSV columns added or in another order,
     price-index.csv columns named otherwise, counts and prices per litre derived another
@@ -561,11 +546,11 @@ def test_a_tree_that_reads_the_format_its_own_way_is_loaded(exported, tmp_path):
     original = tmp_path / "original"
     shutil.copytree(exported, original)
     for name in ("deals.csv", "venues-all.csv"):  # a column added, the columns reversed
-        _rewrite_csv(
+        rewrite_csv(
             exported / "sao-paulo" / name,
             lambda t: [list(reversed(row + ["x" if i else "added"])) for i, row in enumerate(t)],
         )
-    _rewrite_csv(
+    rewrite_csv(
         exported / "sao-paulo" / "price-index.csv",
         lambda t: [[c.replace("_brl", "") for c in t[0]], *t[1:]],
     )
@@ -573,7 +558,7 @@ def test_a_tree_that_reads_the_format_its_own_way_is_loaded(exported, tmp_path):
         exported, "sao-paulo/deals.json", lambda d: d["items"][0].update(price_per_litre_cents=1)
     )
     first = read_json(exported / "sao-paulo" / "deals.json")["items"][0]["id"]
-    _set_cells(exported / "sao-paulo" / "deals.csv", {"id": first}, price_per_litre_brl="0.01")
+    set_cells(exported / "sao-paulo" / "deals.csv", {"id": first}, price_per_litre_brl="0.01")
     _break(exported, "cities.json", lambda d: d["items"][0].update(deal_count=0, venue_count=0))
     _break(
         exported,
@@ -609,7 +594,7 @@ def test_a_format_of_a_type_of_its_own_is_loaded_and_searched(exported, client):
     _break(
         exported, "sao-paulo/deals.json", lambda d: d["items"][0].update(format_code="caneca_500")
     )
-    _set_cells(
+    set_cells(
         exported / "sao-paulo" / "deals.csv",
         {"id": item["id"]},
         format_code="caneca_500",
@@ -661,8 +646,8 @@ def test_twin_venue_files_may_differ_in_added_fields_and_number_spelling(exporte
     _break(exported, "sao-paulo/venues-all.json", add_and_respell)
     _break(exported, "sao-paulo/venues.json", respell)
     lat = round(Venue.objects.get(pk=listed).lat)  # in the CSVs, spelled two ways too
-    _set_cells(exported / "sao-paulo" / "venues-all.csv", {"id": listed}, lat=f"{lat}.0")
-    _set_cells(exported / "sao-paulo" / "venues.csv", {"id": listed}, lat=f"{lat}")
+    set_cells(exported / "sao-paulo" / "venues-all.csv", {"id": listed}, lat=f"{lat}.0")
+    set_cells(exported / "sao-paulo" / "venues.csv", {"id": listed}, lat=f"{lat}")
     datasets_import(exported, progress=False)
     assert Venue.objects.get(pk=listed).lat == round(Venue.objects.get(pk=listed).lat)
 
@@ -677,7 +662,7 @@ def test_twin_venue_files_may_differ_in_added_fields_and_number_spelling(exporte
 )
 def test_a_csv_that_lacks_a_named_column_or_a_cell_is_refused(exported, change, message):
     before = _snapshot()
-    _rewrite_csv(exported / "sao-paulo" / "deals.csv", change)
+    rewrite_csv(exported / "sao-paulo" / "deals.csv", change)
     with pytest.raises(ImportRefused, match=message):
         datasets_import(exported, progress=False)
     assert _snapshot() == before
@@ -690,6 +675,7 @@ def test_a_csv_that_lacks_a_named_column_or_a_cell_is_refused(exported, change, 
         ("deals.csv", "price_brl", "abc"),
         ("deals.csv", "id", "987654"),
         ("deals.csv", "venue", "Outro bar"),
+        ("deals.csv", "neighbourhood", "Outro bairro"),
         ("deals.csv", "verified_on", "1999-01-01"),
         ("deals.csv", "conditions", "só hoje"),
         ("venues-all.csv", "lat", "0"),
@@ -704,11 +690,7 @@ def test_a_csv_row_unlike_its_json_row_is_refused(exported, name, column, value)
     path = exported / "sao-paulo" / name
     _header, table = read_csv(path)
     key = "month" if name == "price-index.csv" else "id"
-    _set_cells(
-        path,
-        {key: table[0][key], "scope": "city"} if key == "month" else {"id": table[0]["id"]},
-        **{column: value},
-    )
+    set_cells(path, table[0], **{column: value})  # the first row (every cell of it matches)
     with pytest.raises(ImportRefused) as err:
         datasets_import(exported, progress=False)
     message = str(err.value)
@@ -730,7 +712,7 @@ def test_csv_numbers_are_compared_by_value(exported):
         return table
 
     for name in ("deals.csv", "venues-all.csv"):
-        _rewrite_csv(exported / "sao-paulo" / name, respell)
+        rewrite_csv(exported / "sao-paulo" / name, respell)
     datasets_import(exported, progress=False)
 
 
@@ -755,11 +737,11 @@ def test_a_spreadsheets_spelling_is_the_same_cell(world, tmp_path):
         return table
 
     for name in ("deals.csv", "venues-all.csv", "venues.csv"):
-        _rewrite_csv(root / "sao-paulo" / name, respell)
+        rewrite_csv(root / "sao-paulo" / name, respell)
     assert "no balcão" in (root / "sao-paulo" / "deals.csv").read_text(encoding="utf-8")
     datasets_import(root, progress=False)
     (root / "sao-paulo" / "venues-all.csv").write_bytes(original["venues-all.csv"])
-    _rewrite_csv(
+    rewrite_csv(
         root / "sao-paulo" / "venues-all.csv",
         lambda t: [t[0], [*t[1][:7], repr(float(t[1][7]) + 1e-5), *t[1][8:]], *t[2:]],
     )
@@ -831,7 +813,7 @@ def test_a_price_with_three_open_disputes_is_loaded_out_of_the_rankings(exported
     for deal_id, status in zip(
         (out, kept, called_published, one), ("disputed",) * 2 + ("published",) * 2, strict=True
     ):
-        _set_cells(exported / "sao-paulo" / "deals.csv", {"id": deal_id}, status=status)
+        set_cells(exported / "sao-paulo" / "deals.csv", {"id": deal_id}, status=status)
     wipe_database()
     datasets_import(exported, progress=False)
     assert Deal.objects.get(pk=out).status == "suspended"
@@ -971,14 +953,14 @@ def test_bars_may_swap_slugs_and_pass_them_along_in_one_tree(world, exported):
         _break(exported, f"sao-paulo/{name}", rename)
     for name in ("venues-all.csv", "venues.csv"):
         path = exported / "sao-paulo" / name
-        _rewrite_csv(
+        rewrite_csv(
             path,
             lambda t: (
                 [t[0]] + [[*r[:1], wanted.get(int(r[0]), r[1]), *r[2:]] if r else r for r in t[1:]]
             ),
         )
         for bar_id, slug in wanted.items():  # the page's address ends with the slug
-            _set_cells(path, {"id": bar_id}, url=f"http://127.0.0.1:8000/sao-paulo/{slug}")
+            set_cells(path, {"id": bar_id}, url=f"http://127.0.0.1:8000/sao-paulo/{slug}")
     datasets_import(exported, progress=False)
     assert dict(Venue.objects.filter(id__in=wanted).values_list("id", "slug")) == wanted
 
@@ -1019,7 +1001,7 @@ def test_a_bairro_without_boundary_is_created_from_the_csv_name(world, exported,
     assert any("se" in note for note in result.notes)
     # Its name comes from venues-all.csv, so a NUL there is refused naming the bar.
     wipe_database()
-    _set_cells(root / "sao-paulo" / "venues-all.csv", {"slug": "bar-do-ze"}, neighbourhood="S\x00")
+    set_cells(root / "sao-paulo" / "venues-all.csv", {"slug": "bar-do-ze"}, neighbourhood="S\x00")
     with pytest.raises(ImportRefused) as err:
         datasets_import(root, progress=False)
     assert str(err.value).startswith(
@@ -1035,7 +1017,7 @@ def test_a_bairro_without_boundary_takes_the_csv_name_in_a_database_that_has_it(
     root = tmp_path / "with-se"
     datasets_export(directory=root, progress=False)
     for name in ("venues-all.csv", "venues.csv", "deals.csv"):
-        _rewrite_csv(
+        rewrite_csv(
             root / "sao-paulo" / name,
             lambda t: [[("Sé Nova" if cell == "Sé" else cell) for cell in row] for row in t],
         )
@@ -1118,7 +1100,7 @@ def test_a_beer_given_another_brand_takes_the_prices_the_files_do_not_hold(world
 
     for city in ("sao-paulo", "manaus"):
         _break(tree, f"{city}/deals.json", rebrand_deals)
-        _set_cells(tree / city / "deals.csv", {"beer": beer.name}, brand=other.name)
+        set_cells(tree / city / "deals.csv", {"beer": beer.name}, brand=other.name)
     datasets_import(tree, progress=False)
     assert Beer.objects.get(pk=beer.pk).brand_id == other.pk
     assert Deal.objects.get(pk=retired.pk).brand_id == other.pk
