@@ -16,8 +16,10 @@ from django.utils.translation import ngettext
 
 from datasets.services import datasets_schedule_export
 
+from . import labels
 from .models import (
     PRICE_MAX_CENTS,
+    VENUE_ATTRIBUTES,
     Beer,
     Brand,
     CheckSource,
@@ -145,8 +147,19 @@ class DealInline(DealPriceColumns, admin.TabularInline):
         return super().get_queryset(request).select_related("format", "beer")
 
 
+class VenueForm(forms.ModelForm):
+    # Ticked, not typed as JSON ("null" in the JSON box was a 500).
+    attributes = forms.MultipleChoiceField(
+        label=_("atributos"),
+        choices=[(code, labels.ATTRIBUTE_LABELS[code]) for code in VENUE_ATTRIBUTES],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+
+
 @admin.register(Venue)
 class VenueAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin):
+    form = VenueForm
     list_display = ("name", "city", "neighbourhood", "kind", "status", "on_site", "instagram")
     list_filter = ("status", "kind", "on_site", "city")
     list_select_related = ("city", "neighbourhood")

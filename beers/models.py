@@ -4,6 +4,7 @@ Every bound of the interface that concerns stored data is also a database CheckC
 a bad row is refused by the database itself, whatever door it came through.
 """
 
+import re
 import zoneinfo
 
 from django.core.exceptions import ValidationError
@@ -162,9 +163,16 @@ class Venue(models.Model):
 
     def clean(self):
         errors = {}
-        bad = [a for a in (self.attributes or []) if a not in VENUE_ATTRIBUTES]
-        if bad or len(self.attributes or []) > len(VENUE_ATTRIBUTES):
-            errors["attributes"] = _("Atributos desconhecidos: %s") % bad
+        if self.attributes is None:  # "null" typed for none
+            self.attributes = []
+        if not isinstance(self.attributes, list):
+            errors["attributes"] = _("Uma lista de: %s") % ", ".join(VENUE_ATTRIBUTES)
+        else:
+            bad = [a for a in self.attributes if a not in VENUE_ATTRIBUTES]
+            if bad:
+                errors["attributes"] = _("Atributos desconhecidos: %s") % bad
+            else:  # each once, as the import holds a tree to
+                self.attributes = list(dict.fromkeys(self.attributes))
         if (
             self.neighbourhood_id is not None
             and self.city_id is not None
@@ -283,6 +291,56 @@ class Packaging(models.TextChoices):
     TORRE = "torre", _("torre")
     COMBO = "combo", _("combo")
     DOBRO = "dobro", _("dobro")
+
+
+# A weekly window of a price (ScheduleDraft in interface.md): opens at `start`, closes at `end`.
+HOUR_START_RE = r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"
+HOUR_END_RE = r"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"
+SCHEDULES_MAX = 14
+
+
+class ScheduleProblem(ValueError):
+    """Why a value is not a price's list of schedules: `part` is "list", "object", "days",
+    "start" or "end", `index` the schedule's place (None for the list itself)."""
+
+    def __init__(self, part: str, index: int | None = None):
+        super().__init__(part if index is None else f"{index}: {part}")
+        self.part, self.index = part, index
+
+
+SCHEDULE_MESSAGES = {
+    "list": _('Uma lista de até 14 horários {"days": […], "start": "HH:MM", "end": "HH:MM"}.'),
+    "object": _('Horário %(n)d: um objeto {"days": […], "start": "HH:MM", "end": "HH:MM"}.'),
+    "days": _("Horário %(n)d: days são de 1 a 7 números de 0 (domingo) a 6 (sábado)."),
+    "start": _("Horário %(n)d: start é HH:MM, hora de 00 a 23."),
+    "end": _("Horário %(n)d: end é HH:MM, hora de 00 a 23, ou 24:00."),
+}
+
+
+def schedules_checked(value) -> list[dict]:
+    """A price's schedules as stored: at most 14 of `{days, start, end}`, days 1 to 7 integers
+    0..6 (0 = Sunday), start HH:MM (hour 00 to 23), end HH:MM (hour 00 to 23, or 24:00).
+    Other keys are dropped. Raises ScheduleProblem: what the pages, the API and the export
+    read must have this shape (the admin, the import and the submissions all hold to it)."""
+    if not isinstance(value, list) or len(value) > SCHEDULES_MAX:
+        raise ScheduleProblem("list")
+    out = []
+    for i, schedule in enumerate(value):
+        if not isinstance(schedule, dict):
+            raise ScheduleProblem("object", i)
+        days, start, end = schedule.get("days"), schedule.get("start"), schedule.get("end")
+        if (
+            not isinstance(days, list)
+            or not 1 <= len(days) <= 7
+            or any(isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= 6 for d in days)
+        ):
+            raise ScheduleProblem("days", i)
+        if not isinstance(start, str) or not re.fullmatch(HOUR_START_RE, start):
+            raise ScheduleProblem("start", i)
+        if not isinstance(end, str) or not re.fullmatch(HOUR_END_RE, end):
+            raise ScheduleProblem("end", i)
+        out.append({"days": days, "start": start, "end": end})
+    return out
 
 
 class DealKind(models.TextChoices):
@@ -460,6 +518,20 @@ class Deal(models.Model):
                 if fields is not None:
                     kwargs["update_fields"] = {*fields, "brand"}
         super().save(*args, **kwargs)
+
+    def clean(self):
+        """What a form (the admin) may not save: schedules the pages, the API and the export
+        cannot read (a moderator's "5pm" took a city's search and every export down), and
+        minutes of an open bar on a price that is not one (the answers carry them)."""
+        errors = {}
+        try:
+            self.schedules = schedules_checked([] if self.schedules is None else self.schedules)
+        except ScheduleProblem as problem:
+            errors["schedules"] = SCHEDULE_MESSAGES[problem.part] % {"n": (problem.index or 0) + 1}
+        if self.open_bar_minutes is not None and self.kind != DealKind.OPEN_BAR:
+            errors["open_bar_minutes"] = _("Só um open bar tem minutos; deixe em branco.")
+        if errors:
+            raise ValidationError(errors)
 
 
 class CheckSource(models.TextChoices):

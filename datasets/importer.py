@@ -61,9 +61,11 @@ from beers.models import (
     Packaging,
     PriceCheck,
     PriceIndexHistory,
+    ScheduleProblem,
     Venue,
     VenueKind,
     VenueStatus,
+    schedules_checked,
     validate_timezone,
 )
 from beers.selectors.price_index import (
@@ -85,7 +87,6 @@ _SLUG = re.compile(SLUG_RE)
 _FORMAT_CODE = re.compile(FORMAT_CODE_RE)
 _FORMAT_TYPE = re.compile(FORMAT_TYPE_RE)
 _INSTAGRAM = re.compile(INSTAGRAM_RE)
-_HHMM = re.compile(r"^([01]\d|2[0-4]):[0-5]\d$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -235,31 +236,20 @@ def _attributes(v):
     return v
 
 
+_SCHEDULE_PROBLEMS = {
+    "list": "must be a list of at most 14 schedules",
+    "object": "schedule {i} must be an object",
+    "days": "schedule {i}: days must be 1 to 7 integers 0..6",
+    "start": "schedule {i}: start must be HH:MM, hour 00 to 23",
+    "end": "schedule {i}: end must be HH:MM, hour 00 to 24",
+}
+
+
 def _schedules(v):
-    if not isinstance(v, list) or len(v) > 14:
-        raise ValueError("must be a list of at most 14 schedules")
-    out = []
-    for i, s in enumerate(v):
-        if not isinstance(s, dict):
-            raise ValueError(f"schedule {i} must be an object")
-        days = s.get("days")
-        if (
-            not isinstance(days, list)
-            or not 1 <= len(days) <= 7
-            or any(isinstance(d, bool) or not isinstance(d, int) or not 0 <= d <= 6 for d in days)
-        ):
-            raise ValueError(f"schedule {i}: days must be 1 to 7 integers 0..6")
-        start, end = s.get("start"), s.get("end")
-        if not isinstance(start, str) or not _HHMM.fullmatch(start) or start.startswith("24"):
-            raise ValueError(f"schedule {i}: start must be HH:MM, hour 00 to 23")
-        if (
-            not isinstance(end, str)
-            or not _HHMM.fullmatch(end)
-            or (end.startswith("24") and end != "24:00")
-        ):
-            raise ValueError(f"schedule {i}: end must be HH:MM, hour 00 to 24")
-        out.append({"days": days, "start": start, "end": end})
-    return out
+    try:
+        return schedules_checked(v)
+    except ScheduleProblem as problem:
+        raise ValueError(_SCHEDULE_PROBLEMS[problem.part].format(i=problem.index)) from None
 
 
 CITY_FIELDS = {

@@ -300,7 +300,17 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
     def _warn_if_never_ranked(self, request, deal: Deal) -> None:
         """A price approved into the open data that no ranking will show: its sender is not
         told, so its moderator is."""
-        if review.deal_live_from(deal) is None:
+        if not City.objects.filter(pk=deal.city_id, active=True).exists():
+            self.message_user(
+                request,
+                _(
+                    "A cidade do preço #%(id)d não está ativa: ele só aparece quando ela for "
+                    "ativada, e quem enviou só é avisado então."
+                )
+                % {"id": deal.pk},
+                messages.WARNING,
+            )
+        elif review.deal_live_from(deal) is None:
             self.message_user(
                 request,
                 _(
@@ -790,7 +800,11 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
         if request.method == "POST":
             cents = _amount_cents(request.POST.get("price") or "")
             if cents is None:
-                self.message_user(request, _("Preço inválido."), messages.ERROR)
+                self.message_user(
+                    request,
+                    _("Preço inválido: em reais, até dois decimais (12,90)."),
+                    messages.ERROR,
+                )
                 return HttpResponseRedirect(request.get_full_path())
             try:
                 review.deal_correct(
@@ -817,14 +831,18 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
 
 
 def _amount_cents(raw: str) -> int | None:
-    """A moderator's amount in reais ("9,90" or "9.90") in cents, or None unless it is a number
-    above zero ("-1" became R$ 0,01 and "inf" a 500). One above R$ 10.000 stays above it, for
-    deal_correct to refuse with the bounds."""
+    """A moderator's amount in reais ("9,90", "9.90", "R$ 1.500,00") in cents, or None unless
+    it is a number above zero in reais and cents ("-1" became R$ 0,01 and "inf" a 500; "9,999"
+    became R$ 10,00 and "1.500", R$ 1.500 to a Brazilian, R$ 1,50). One above R$ 10.000 stays
+    above it, for deal_correct to refuse with the bounds."""
+    text = raw.strip().removeprefix("R$").strip()
+    if "," in text:  # the Brazilian way: dots group thousands, the comma starts the cents
+        text = text.replace(".", "").replace(",", ".")
     try:
-        value = Decimal(raw.replace(",", ".").strip())
+        value = Decimal(text)
     except InvalidOperation:
         return None
-    if not value.is_finite() or value <= 0:
+    if not value.is_finite() or value <= 0 or value.as_tuple().exponent < -2:
         return None
     return price_cents(value) if value * 100 <= PRICE_MAX_CENTS else PRICE_MAX_CENTS + 1
 

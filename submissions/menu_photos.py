@@ -257,7 +257,7 @@ def menu_draft_approve(*, draft_id: int) -> Deal:
     bounds (R$ 0,01 to R$ 10.000)."""
     draft = _lock_pending(MenuDraft, draft_id)
     if draft.format_id is None:
-        raise ReviewError(_("Sem formato: cadastre o preço à mão."))
+        raise ReviewError(_("Sem formato: não dá para aprovar; recuse o rascunho."))
     if draft.price_cents > PRICE_MAX_CENTS:
         raise ReviewError(_("Preço acima de R$ 10.000."))
     _lock_bar(draft.venue_id)

@@ -28,6 +28,7 @@ from beers.models import (
     CheckSource,
     City,
     Deal,
+    DealKind,
     DealStatus,
     Neighbourhood,
     Venue,
@@ -195,7 +196,11 @@ def _venue_for(
     elif submission.venue_id is not None:
         venue = submission.venue
     elif submission_new_venue(submission) is None:
-        raise ReviewError(_("O bar deste envio não existe mais; escolha um bar."))
+        raise ReviewError(
+            _(
+                "O bar deste envio não existe mais: recuse o envio (quem enviou pode mandar de novo)."
+            )
+        )
     else:
         new = submission_new_venue(submission)
         # One new bar at a time in a city: two approvals at once both found no twin, and both
@@ -248,6 +253,8 @@ def _notify_submission_later(submission: PriceSubmission, deal: Deal) -> None:
     if not submission.email:
         return
     city = City.objects.get(pk=deal.city_id)
+    if not city.active:
+        return  # nothing of the city is public: told once it is (submissions_notify_due)
     today = city.local_now().date()
     day = _live_from(deal, city, today)
     if day is None:
@@ -279,6 +286,8 @@ def submissions_notify_due() -> dict[str, int]:
     ).select_related("deal__city")
     for submission in waiting.iterator():
         deal, city = submission.deal, submission.deal.city
+        if not city.active:
+            continue  # not public yet (or withdrawn): the purge takes the address in time
         today = city.local_now().date()
         day = _live_from(deal, city, today)
         if day is None:
@@ -332,7 +341,10 @@ def submission_approve(
         units=payload.get("units", 1),
         packaging=payload.get("packaging", "single"),
         kind=payload.get("kind", "regular"),
-        open_bar_minutes=payload.get("open_bar_minutes"),
+        # minutes belong to an open bar (docs/decisions.md: null on every other price)
+        open_bar_minutes=(
+            payload.get("open_bar_minutes") if payload.get("kind") == DealKind.OPEN_BAR else None
+        ),
         service_charge_pct=payload.get("service_charge_pct"),
         couvert_cents=_cents_or_none(payload.get("couvert")),
         conditions=payload.get("conditions", ""),
@@ -400,6 +412,9 @@ def submission_merge(*, submission_id: int, deal_id: int) -> Deal:
     changed = [name for name in MERGED_FIELDS if name in payload]
     for name in changed:
         setattr(deal, name, payload[name])
+    if deal.kind != DealKind.OPEN_BAR and deal.open_bar_minutes is not None:
+        deal.open_bar_minutes = None  # an open bar's minutes on a price that is not one
+        changed = [*dict.fromkeys([*changed, "open_bar_minutes"])]
     for name, value in (
         ("couvert_cents", _cents_or_none(payload.get("couvert"))),
         ("valid_from", _date_or_none(payload.get("valid_from"))),
@@ -450,6 +465,8 @@ def submission_notify_live(*, submission_id: int) -> bool:
         deal = Deal.objects.select_related("venue", "city", "format", "beer", "brand").get(
             pk=submission.deal_id
         )
+        if not deal.city.active:  # withdrawn since it was queued: nothing is live to tell
+            return False
         venue = deal.venue
         try:
             _send(

@@ -12,6 +12,8 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from beers.models import (
+    HOUR_END_RE,
+    HOUR_START_RE,
     INSTAGRAM_RE,
     SLUG_RE,
     VENUE_ATTRIBUTES,
@@ -44,8 +46,6 @@ from .fields import (
 
 SLUG_MESSAGE = "Must be a slug: lowercase letters and digits, groups joined by single hyphens."
 SEEN_IN = ("menu", "poster", "instagram", "staff", "receipt", "other")
-HOUR_START_RE = r"^(?:[01][0-9]|2[0-3]):[0-5][0-9]$"
-HOUR_END_RE = r"^(?:(?:[01][0-9]|2[0-3]):[0-5][0-9]|24:00)$"
 REF_RE = r"^[A-Za-z0-9_-]{16}$"
 
 

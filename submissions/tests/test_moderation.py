@@ -13,7 +13,15 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
-from beers.models import CheckSource, Deal, DealStatus, Neighbourhood, PriceCheck, Venue
+from beers.models import (
+    CheckSource,
+    City,
+    Deal,
+    DealStatus,
+    Neighbourhood,
+    PriceCheck,
+    Venue,
+)
 from beers.services import deal_create, deal_record_check
 from submissions.models import (
     BarOwnerMessage,
@@ -695,6 +703,52 @@ def test_a_waiting_price_retired_before_its_first_day_loses_the_email_untold(
     assert mail.outbox == []
 
 
+def test_a_price_approved_in_a_city_off_the_site_is_told_once_the_city_is_on(
+    mod, world, api, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    """An audit: an administrator took the city off the site, a moderator approved a price
+    there, and its sender was told "já aparece no site" with a link that answered 404. Now the
+    moderator is warned, the sender keeps their e-mail and is told once the city is back."""
+    from submissions import review
+
+    sub = submit(api, world, email="quem@example.org", consent=True)
+    City.objects.filter(pk=world.city.pk).update(active=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = mod.post(review_url(sub), {"decision": "approve"}, follow=True)
+    sub.refresh_from_db()
+    assert sub.state == "approved" and sub.email == "quem@example.org"
+    assert mail.outbox == []
+    warning = f"A cidade do preço #{sub.deal_id} não está ativa"
+    assert any(warning in m for m in _messages(answer)), _messages(answer)
+    assert review.submissions_notify_due() == {"told": 0, "deleted": 0, "cities_told": 0}
+    # a task queued before the city went off finds nothing live to tell
+    assert review.submission_notify_live(submission_id=sub.pk) is False
+    assert PriceSubmission.objects.get(pk=sub.pk).email == "quem@example.org"
+
+    City.objects.filter(pk=world.city.pk).update(active=True)
+    assert review.submissions_notify_due() == {"told": 1, "deleted": 0, "cities_told": 0}
+    assert [m.to for m in mail.outbox] == [["quem@example.org"]]
+    assert PriceSubmission.objects.get(pk=sub.pk).email is None
+
+
+def test_minutes_of_an_open_bar_stay_with_open_bars(mod, world, api, writes_open):
+    """A regular price sent with `open_bar_minutes` went live with them in its answer
+    (docs/decisions.md: null except on open bars); an open bar keeps its minutes."""
+    regular = submit(api, world, open_bar_minutes=60)
+    open_bar = submit(api, world, price=80.0, kind="open_bar", open_bar_minutes=120)
+    for sub in (regular, open_bar):
+        assert decide(mod, sub, decision="approve").status_code == 302
+    minutes = {
+        PriceSubmission.objects.get(pk=sub.pk).deal.kind: PriceSubmission.objects.get(
+            pk=sub.pk
+        ).deal.open_bar_minutes
+        for sub in (regular, open_bar)
+    }
+    assert minutes == {"regular": None, "open_bar": 120}
+    assert [d["open_bar_minutes"] for d in search(Client()) if d["price_brl"] == 9.9] == [None]
+    assert [d["open_bar_minutes"] for d in search(Client(), kind="open_bar")] == [120]
+
+
 # --- city requests ----------------------------------------------------------------------------
 
 
@@ -905,6 +959,11 @@ def test_a_disputed_price_is_corrected_to_the_suggested_amount(mod, world, api, 
         ("1e400", "fora dos limites"),
         ("10000,01", "fora dos limites"),
         ("abc", "Preço inválido"),
+        # more than cents: "9,999" was saved as R$ 10,00, and "1.500" (R$ 1.500 to a
+        # Brazilian) as R$ 1,50
+        ("9,999", "Preço inválido"),
+        ("1.500", "Preço inválido"),
+        ("1,500.00", "Preço inválido"),
     ],
 )
 def test_a_correction_takes_only_an_amount_above_zero(mod, world, api, writes_open, typed, words):
@@ -917,6 +976,17 @@ def test_a_correction_takes_only_an_amount_above_zero(mod, world, api, writes_op
     assert (deal.status, deal.price_cents) == ("suspended", 1290)
     mod.post(url, {"price": "10000,00"})
     assert Deal.objects.get(pk=world.deal.pk).price_cents == 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("typed", "cents"),
+    [("13,5", 1350), ("13.50", 1350), ("R$ 13,50", 1350), ("1.234,56", 123456), ("14", 1400)],
+)
+def test_a_correction_reads_reais_as_people_write_them(mod, world, api, writes_open, typed, cents):
+    dispute_three_times(api, world.deal, price=14.0)
+    url = reverse("admin:submissions_disputeddeal_correct", args=[world.deal.pk])
+    mod.post(url, {"price": typed})
+    assert Deal.objects.get(pk=world.deal.pk).price_cents == cents
 
 
 # --- the datasets -----------------------------------------------------------------------------
