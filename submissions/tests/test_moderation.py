@@ -452,6 +452,13 @@ def test_the_credit_follows_the_amount(mod, world, api, writes_open):
     assert Deal.objects.get(pk=world.deal.pk).credit == ""
 
 
+def test_merge_keeps_open_bar_minutes_off_a_price_that_is_not_one(mod, world, api, writes_open):
+    sub = submit(api, world, price=11.0, open_bar_minutes=60)
+    decide(mod, sub, decision="merge", deal=str(world.deal.pk))
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.kind, deal.price_cents, deal.open_bar_minutes) == ("regular", 1100, None)
+
+
 def test_merge_refuses_a_price_of_another_bar(mod, world, api, writes_open):
     sub = submit(api, world)
     decide(mod, sub, decision="merge", deal=str(world.other_deal.pk))
