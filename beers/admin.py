@@ -95,7 +95,10 @@ class CityAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin
 
 
 @admin.register(Neighbourhood)
-class NeighbourhoodAdmin(RefreshesDatasetsMixin, admin.ModelAdmin):
+class NeighbourhoodAdmin(RefreshesDatasetsMixin, SlugFixedOnChangeMixin, admin.ModelAdmin):
+    # A bairro's bars stay in their city: moved, it left them behind (São Paulo's answers and
+    # files still named it, Recife's map held a polygon in São Paulo). Its slug filters.
+    fixed_on_change = ("slug", "city")
     list_display = ("name", "city", "slug", "has_boundary")
     list_filter = ("city",)
     list_select_related = ("city",)

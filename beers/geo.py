@@ -45,7 +45,17 @@ def point_in_geometry(lat: float, lng: float, geometry: dict | None) -> bool:
     # (5 MB of every process's memory otherwise).
     from shapely.geometry import Point, shape
 
-    return shape(geometry).covers(Point(lng, lat))
+    return shape(_flat(geometry)).covers(Point(lng, lat))
+
+
+def _flat(geometry: dict) -> dict:
+    """The geometry with longitude and latitude only: an altitude on some positions and not on
+    others (RFC 7946 allows either) made shapely refuse it, and every new bar of the city 500."""
+    if geometry["type"] == "Polygon":
+        rings = [[p[:2] for p in ring] for ring in geometry["coordinates"]]
+        return {"type": "Polygon", "coordinates": rings}
+    polygons = [[[p[:2] for p in ring] for ring in rings] for rings in geometry["coordinates"]]
+    return {"type": "MultiPolygon", "coordinates": polygons}
 
 
 def _position_problem(position) -> str | None:
@@ -98,18 +108,32 @@ def boundary_problem(geometry) -> str | None:
 
 
 def _area_problem(geometry: dict) -> str | None:
-    """A ring that crosses itself (a bowtie) has no inside to place bars in. Only that: parts
-    of a MultiPolygon that overlap, or a hole touching its shell, still have one."""
-    from shapely.geometry import LinearRing  # see point_in_geometry
+    """A ring that crosses itself (a bowtie) has no inside to place bars in; a hole outside its
+    shell is no hole (RFC 7946: interior rings bound holes of the surface); a ring spanning
+    more than 180° of longitude is read the long way round (RFC 7946 §3.1.9: cut it at the
+    antimeridian). Only these: parts of a MultiPolygon that overlap, or a hole touching its
+    shell, still have an inside."""
+    from shapely.geometry import LinearRing, Polygon  # see point_in_geometry
 
     polygons = (
         [geometry["coordinates"]] if geometry["type"] == "Polygon" else geometry["coordinates"]
     )
     for p, rings in enumerate(polygons):
-        for r, ring in enumerate(rings):
-            if not LinearRing([position[:2] for position in ring]).is_simple:  # altitudes aside
-                where = f"polygon {p}: " if geometry["type"] == "MultiPolygon" else ""
+        where = f"polygon {p}: " if geometry["type"] == "MultiPolygon" else ""
+        flat = [[position[:2] for position in ring] for ring in rings]  # altitudes aside
+        for r, ring in enumerate(flat):
+            if not LinearRing(ring).is_simple:
                 return f"{where}ring {r} must not cross itself"
+            longitudes = [lng for lng, _lat in ring]
+            if max(longitudes) - min(longitudes) > 180:
+                return (
+                    f"{where}ring {r} spans more than 180° of longitude: cut it at the "
+                    "antimeridian (RFC 7946 §3.1.9)"
+                )
+        shell = Polygon(flat[0])
+        for r, hole in enumerate(flat[1:], start=1):
+            if not shell.covers(LinearRing(hole)):
+                return f"{where}ring {r} (a hole) must lie inside ring 0"
     return None
 
 

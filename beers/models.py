@@ -18,22 +18,42 @@ from .geo import validate_boundary
 
 SLUG_RE = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 FORMAT_CODE_RE = r"^[a-z][a-z_]*_[0-9]+$"
-# A format type: lowercase words joined by `_`, no digits (a code is `{type}_{volume_ml}`).
-FORMAT_TYPE_RE = r"^[a-z]+(_[a-z]+)*$"
+# A format type: lowercase words joined by `_`, no digits (a code is `{type}_{volume_ml}`), two
+# letters at least (the `format` query takes 2 to 40 characters: a type `x` could not be asked).
+FORMAT_TYPE_RE = r"^([a-z]{2,}|[a-z]+(_[a-z]+)+)$"
 INSTAGRAM_RE = r"^[a-z0-9._]{1,30}$"
 UF_CODES = (
     "AC AL AP AM BA CE DF ES GO MA MT MS MG PA PB PR PE PI RJ RN RS RO RR SC SP SE TO".split()
 )
 
 
+# First path segments of the site's own routes (beers/urls.py, config/urls.py, /mcp), and those
+# under /api/v1/ that a city's dataset files would fall under (/api/v1/venues/{id},
+# /api/v1/optout/{token}): a city of such a slug would have pages and files that answer as
+# something else (the opt-out page for every file of a city `optout`).
+SITE_SEGMENTS = ("admin", "api", "en", "mcp", "static")
+RESERVED_CITY_SLUGS = frozenset({*SITE_SEGMENTS, "optout", "venues"})
+# Names the tz database holds that are no place's zone: the machine's own clock ("localtime",
+# which a city's times must never follow) and the zone of no place ("Factory").
+NOT_PLACE_ZONES = frozenset({"localtime", "posixrules", "Factory"})
+
+
 def validate_timezone(value: str) -> None:
-    """An IANA zone name that this machine's tz database knows."""
-    if value not in zoneinfo.available_timezones():
+    """An IANA zone name that this machine's tz database knows, of a place."""
+    if value in NOT_PLACE_ZONES or value not in zoneinfo.available_timezones():
         raise ValidationError(_("%(value)s is not an IANA time zone"), params={"value": value})
 
 
+def validate_city_slug(value: str) -> None:
+    if value in RESERVED_CITY_SLUGS:
+        raise ValidationError(
+            _("“%(value)s” é um endereço do próprio site; escolha outro."),
+            params={"value": value},
+        )
+
+
 class City(models.Model):
-    slug = models.SlugField(max_length=80, unique=True)
+    slug = models.SlugField(max_length=80, unique=True, validators=[validate_city_slug])
     name = models.CharField(_("nome"), max_length=80)
     state = models.CharField(_("UF"), max_length=2, choices=[(uf, uf) for uf in UF_CODES])
     timezone = models.CharField(_("fuso horário"), max_length=64, validators=[validate_timezone])
@@ -94,6 +114,12 @@ class Neighbourhood(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self):
+        # An empty JSON value typed for "no boundary" is none (the activation's checklist
+        # counted `{}` as a boundary, and the city went live with no feature).
+        if self.boundary in ({}, [], ""):
+            self.boundary = None
 
 
 PRICE_MAX_CENTS = 1_000_000  # interface.md: a price is > 0, at most R$ 10.000

@@ -9,9 +9,10 @@ site's 404 (a missing /static/ file too), DEBUG or not.
 from django.urls import path, re_path
 
 from . import views
+from .models import SITE_SEGMENTS
 
 SLUG = r"[a-z0-9]+(?:-[a-z0-9]+)*"
-CITY = rf"(?!(?:admin|api|static|mcp|en)(?:/|$))(?P<city>{SLUG})"
+CITY = rf"(?!(?:{'|'.join(SITE_SEGMENTS)})(?:/|$))(?P<city>{SLUG})"
 VENUE = rf"(?P<venue>{SLUG})"
 EN = {"lang": "en"}
 

@@ -46,6 +46,7 @@ from beers.models import (
     FORMAT_CODE_RE,
     FORMAT_TYPE_RE,
     INSTAGRAM_RE,
+    RESERVED_CITY_SLUGS,
     SLUG_RE,
     UF_CODES,
     VENUE_ATTRIBUTES,
@@ -521,6 +522,14 @@ def _import_cities(root: Path, result: ImportResult) -> list[City]:
         if item["slug"] in seen:
             raise ImportRefused(rel, "repeated", item=i, item_id=item["slug"], field="slug")
         seen.add(item["slug"])
+        if item["slug"] in RESERVED_CITY_SLUGS:
+            raise ImportRefused(
+                rel,
+                "is a path of the site itself (its pages and files would answer as that)",
+                item=i,
+                item_id=item["slug"],
+                field="slug",
+            )
         try:
             validate_timezone(item["timezone"])
         except Exception:

@@ -256,15 +256,16 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
 
 @transaction.atomic
 def report_create(*, address_hash: str, body: dict, data: dict) -> str:
-    """422 when the reported price or bar is unknown (or the price is not at that bar)."""
+    """422 when the reported price or bar is unknown (or the price is not at that bar). One of
+    a city off the site is unknown: nothing public names it."""
     issues: list[Issue] = []
     deal = venue = None
     if "deal" in data:
-        deal = _by_id(Deal.objects.all(), data["deal"])
+        deal = _by_id(Deal.objects.filter(city__active=True), data["deal"])
         if deal is None:
             issues.append(Issue("deal", "Unknown price."))
     if "venue" in data:
-        venue = _by_id(Venue.objects.all(), data["venue"])
+        venue = _by_id(Venue.objects.filter(city__active=True), data["venue"])
         if venue is None:
             issues.append(Issue("venue", "Unknown bar."))
     if deal is not None and venue is not None and deal.venue_id != venue.pk:

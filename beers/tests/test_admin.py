@@ -339,6 +339,24 @@ def test_a_bar_cannot_take_a_bairro_of_another_city(admin):
     assert Venue.objects.get(pk=venue.pk).neighbourhood_id == venue.neighbourhood_id
 
 
+def test_a_bairro_stays_in_its_city_with_its_slug(admin):
+    """Moved to Recife, São Paulo's Pinheiros left its bars behind: São Paulo's answers and
+    files still named it, Recife's map held a polygon in São Paulo."""
+    bairro = Neighbourhood.objects.get(slug="pinheiros")
+    form = admin.get(admin_url(Neighbourhood, "change", bairro.pk)).context["adminform"].form
+    assert not {"slug", "city"} & set(form.fields)
+    data = form_data(admin.get(admin_url(Neighbourhood, "change", bairro.pk)))
+    elsewhere = City.objects.exclude(pk=bairro.city_id).first()
+    data.update(city=elsewhere.pk, slug="outro", name="Pinheiros de Cima")
+    assert admin.post(admin_url(Neighbourhood, "change", bairro.pk), data).status_code == 302
+    moved = Neighbourhood.objects.get(pk=bairro.pk)
+    assert (moved.city_id, moved.slug, moved.name) == (
+        bairro.city_id,
+        "pinheiros",
+        "Pinheiros de Cima",
+    )
+
+
 def test_price_checks_are_read_only(admin):
     check = PriceCheck.objects.exclude(price_cents=100).first()
     response = admin.post(admin_url(PriceCheck, "change", check.pk), {"price_cents": 100})

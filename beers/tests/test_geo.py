@@ -8,7 +8,13 @@ from django.core.exceptions import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from beers.geo import EARTH_RADIUS_M, boundary_problem, bounding_box, haversine_m
+from beers.geo import (
+    EARTH_RADIUS_M,
+    boundary_problem,
+    bounding_box,
+    haversine_m,
+    point_in_geometry,
+)
 from beers.tests.factories import NeighbourhoodFactory
 
 
@@ -84,6 +90,38 @@ SQUARE = [[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]
             },
             "polygon 1: ring 1 must not cross itself",
         ),
+        # an audit's: a "hole" beside its shell, a ring drawn across the antimeridian (read
+        # the long way round: bars of Manaus were placed in a strip of the Pacific)
+        (
+            {"type": "Polygon", "coordinates": [SQUARE, [[2, 2], [3, 2], [3, 3], [2, 3], [2, 2]]]},
+            "ring 1 (a hole) must lie inside ring 0",
+        ),
+        (
+            {
+                "type": "MultiPolygon",
+                "coordinates": [
+                    [SQUARE],
+                    [SQUARE, [[0.5, 0.5], [1.5, 0.5], [1.5, 0.8], [0.5, 0.8], [0.5, 0.5]]],
+                ],
+            },
+            "polygon 1: ring 1 (a hole) must lie inside ring 0",
+        ),
+        (
+            {"type": "Polygon", "coordinates": [SQUARE, [[0, 0], [1, 0], [1, 0.5], [0, 0]]]},
+            None,  # a hole touching its shell still leaves an inside
+        ),
+        (
+            {
+                "type": "Polygon",
+                "coordinates": [[[179, 0], [-179, 0], [-179, 1], [179, 1], [179, 0]]],
+            },
+            "cut it at the antimeridian",
+        ),
+        # altitudes on some positions only: RFC 7946 allows either
+        (
+            {"type": "Polygon", "coordinates": [[[0, 0, 9], [1, 0], [1, 1, 9], [0, 1], [0, 0, 9]]]},
+            None,
+        ),
     ],
 )
 def test_boundary_problem_names_what_rfc_7946_refuses(geometry, problem):
@@ -99,3 +137,24 @@ def test_the_admin_refuses_a_boundary_that_is_not_a_polygon():
         bairro.full_clean()
     bairro.boundary = {"type": "Polygon", "coordinates": [SQUARE]}
     bairro.full_clean()
+
+
+def test_a_bar_is_placed_in_a_boundary_with_altitudes_on_some_positions():
+    """Shapely refused such a ring (ValueError), and every new bar of its city was a 500."""
+    mixed = {"type": "Polygon", "coordinates": [[[0, 0, 9], [1, 0], [1, 1, 9], [0, 1], [0, 0, 9]]]}
+    assert point_in_geometry(0.5, 0.5, mixed)
+    assert not point_in_geometry(2, 2, mixed)
+    assert point_in_geometry(
+        0.5, 0.5, {"type": "MultiPolygon", "coordinates": [[SQUARE], mixed["coordinates"]]}
+    )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("empty", [{}, [], ""])
+def test_an_empty_boundary_is_none(empty):
+    """`{}` passed as a boundary, the activation's checklist counted it, and the city went
+    live with no feature in its GeoJSON."""
+    bairro = NeighbourhoodFactory()
+    bairro.boundary = empty
+    bairro.full_clean()
+    assert bairro.boundary is None

@@ -1,11 +1,13 @@
 """The database itself refuses bad rows: every CheckConstraint and unique constraint."""
 
 import datetime as dt
+import re
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import DatabaseError, IntegrityError, transaction
 
-from beers.models import Neighbourhood, Venue
+from beers.models import RESERVED_CITY_SLUGS, SLUG_RE, Neighbourhood, Venue
 
 from .factories import (
     BeerFactory,
@@ -44,6 +46,8 @@ REFUSED = [
     (FormatFactory, {"code": "Garrafa_600"}, "format_code_pattern"),
     (FormatFactory, {"type": "Barril", "code": "barril_5000"}, "format_type_valid"),
     (FormatFactory, {"type": "barril-chopp", "code": "barril_5000"}, "format_type_valid"),
+    # `format=x` is refused (2 to 40 characters): a type of one letter could not be asked
+    (FormatFactory, {"type": "x", "code": "x_500", "volume_ml": 500}, "format_type_valid"),
     (FormatFactory, {"volume_ml": 20001, "code": "garrafa_20001"}, "format_volume_range"),
     (FormatFactory, {"volume_ml": 0, "code": "garrafa_0"}, "format_volume_range"),
     (FormatFactory, {"code": "garrafa_601"}, "format_volume_in_code"),
@@ -166,3 +170,58 @@ def test_format_code_is_unique():
         type(fmt).objects.create(
             code=fmt.code, type="garrafa", volume_ml=600, label_pt="x", label_en="x"
         )
+
+
+@pytest.mark.parametrize("slug", sorted(RESERVED_CITY_SLUGS))
+def test_a_city_cannot_take_a_path_of_the_site(slug):
+    city = CityFactory.build(slug=slug)
+    with pytest.raises(ValidationError, match="endereço do próprio site"):
+        city.full_clean()
+
+
+def test_the_reserved_slugs_are_the_routes_a_city_would_fall_under():
+    """Every first segment of the site's routes, and of the API's (a city's files are
+    /api/v1/{city}/…), that a city slug could spell: reserved exactly when a city of that slug
+    would not get its pages or its files (an audit's city `optout` got the opt-out page for
+    each of its files, `venues` a 400)."""
+    from django.urls import Resolver404, get_resolver, resolve
+
+    def routes(patterns, prefix=""):
+        for pattern in patterns:
+            text = prefix + str(pattern.pattern)
+            if hasattr(pattern, "url_patterns"):
+                yield from routes(pattern.url_patterns, text)
+            else:
+                yield text
+
+    segments = set()
+    for route in routes(get_resolver().url_patterns):
+        head = re.split(r"[/^(<\\$]", route.removeprefix("api/v1/").lstrip("^"), maxsplit=1)[0]
+        if re.fullmatch(SLUG_RE, head):
+            segments.add(head)
+    segments |= {"mcp", "static"}  # the ASGI app's and the static files' own prefixes
+    assert {"admin", "api", "en", "optout", "venues", "search", "status"} <= segments
+
+    def lands(path: str, name: str) -> bool:
+        try:
+            return resolve(path).url_name == name
+        except Resolver404:
+            return False
+
+    taken = {
+        slug
+        for slug in segments
+        if slug in {"mcp", "static"}
+        or not lands(f"/{slug}", "city")
+        or not lands(f"/en/{slug}", "city-en")
+        or not lands(f"/api/v1/{slug}/deals.json", "dataset-city-file")
+    }
+    assert taken == RESERVED_CITY_SLUGS
+
+
+@pytest.mark.parametrize("zone", ["localtime", "Factory", "posixrules", "America/Nowhere"])
+def test_a_city_zone_is_the_zone_of_a_place(zone):
+    """`localtime` passed, and the city's times then followed the server's clock."""
+    with pytest.raises(ValidationError, match="IANA"):
+        CityFactory.build(timezone=zone).full_clean(exclude=["slug"])
+    CityFactory.build(timezone="America/Noronha").full_clean(exclude=["slug"])

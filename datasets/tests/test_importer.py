@@ -514,6 +514,16 @@ def _break(root, rel, mutate):
             lambda d: d["items"][0].update(status="temporarily_closed"),
             ["sao-paulo/venues-all.json", 'field "status"', "must be one of closed, open"],
         ),
+        (  # its pages and files would answer as the site's own (the opt-out page)
+            "cities.json",
+            lambda d: d["items"][0].update(slug="optout"),
+            ["cities.json", "item 0 (id optout)", 'field "slug"', "path of the site"],
+        ),
+        (  # the server's own clock, not a place's zone
+            "cities.json",
+            lambda d: d["items"][0].update(timezone="localtime"),
+            ["cities.json", "item 0 (id manaus)", 'field "timezone"', "IANA"],
+        ),
         (  # beyond JSON's safe integers (the sequence would stop after 2**63 - 1)
             "sao-paulo/deals.json",
             lambda d: d["items"][0].update(id=2**53),

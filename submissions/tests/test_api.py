@@ -7,6 +7,7 @@ from django.test import Client
 from beers.counters import parse_rate
 from beers.degraded import switch_on
 from beers.models import City, Deal, Venue
+from beers.services import deal_create
 from outreach.links import menu_link_ref
 from submissions import limits
 from submissions.models import (
@@ -465,11 +466,19 @@ def test_submission_unknown_city_bar_or_format_is_422(api, world, writes_open, c
         ("/api/v1/reports", {"deal": 10**30}, "deal"),
         ("/api/v1/reports", {"venue": 999_999_999}, "venue"),
         ("/api/v1/reports", {"venue": "OTHER"}, "deal"),  # the price is not at that bar
+        # of a city off the site: nothing public names them (they answered 202)
+        ("/api/v1/reports", {"venue": "INACTIVE"}, "venue"),
+        ("/api/v1/reports", {"deal": "INACTIVE"}, "deal"),
     ],
 )
 def test_unknown_city_bar_or_price_is_422(api, world, writes_open, path, change, issue):
     if change.get("venue") == "OTHER":
         change = {"venue": world.other_venue.pk}
+    elif change.get("venue") == "INACTIVE":
+        change = {"venue": world.inactive_venue.pk}
+    elif change.get("deal") == "INACTIVE":
+        inactive = deal_create(venue=world.inactive_venue, format=world.format, price_cents=990)
+        change = {"deal": inactive.pk}
     response = api.post(path, {**bodies(world)[path], **change})
     assert response.status_code == 422
     assert issue in [i["path"] for i in response.json()["issues"]]
