@@ -10,6 +10,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.utils.formats import number_format
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
@@ -371,6 +372,22 @@ class PriceCheckAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    # A check goes with its price (deleting the price or its bar, whose confirmation lists
+    # it), never alone: a price's last check is its `verified_at`, and the price index reads
+    # the checks (an audit deleted four and the files disagreed with each other). Deleting
+    # stays *permitted* for a superuser, or deleting a price would be refused for its checks.
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_view(self, request, object_id, extra_context=None):
+        raise PermissionDenied
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = {**(extra_context or {}), "show_delete": False}
+        return super().change_view(request, object_id, form_url, extra_context)
 
     @admin.display(description=_("preço"), ordering="price_cents")
     def price(self, obj: PriceCheck) -> str:

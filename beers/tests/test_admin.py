@@ -364,6 +364,25 @@ def test_price_checks_are_read_only(admin):
     assert PriceCheck.objects.get(pk=check.pk).price_cents == check.price_cents
 
 
+def test_a_price_check_is_deleted_only_with_its_price(admin):
+    """A superuser deleted four checks: the prices kept their `verified_at`, the price index
+    left them out of the month, and the files disagreed. A price still goes, checks and all."""
+    from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+
+    check = PriceCheck.objects.first()
+    changelist = admin_url(PriceCheck, "changelist")
+    assert "delete_selected" not in admin.get(changelist).content.decode()
+    admin.post(changelist, {"action": "delete_selected", ACTION_CHECKBOX_NAME: [check.pk]})
+    assert admin.post(admin_url(PriceCheck, "delete", check.pk), {"post": "yes"}).status_code == 403
+    assert "deletelink" not in admin.get(admin_url(PriceCheck, "change", check.pk)).content.decode()
+    assert PriceCheck.objects.filter(pk=check.pk).exists()
+
+    deal = check.deal
+    response = admin.post(admin_url(Deal, "delete", deal.pk), {"post": "yes"})
+    assert response.status_code == 302
+    assert not PriceCheck.objects.filter(deal_id=deal.pk).exists()
+
+
 def test_admin_autocomplete_for_bars(admin):
     response = admin.get(
         reverse("admin:autocomplete"),
