@@ -115,13 +115,11 @@ def _area_problem(geometry: dict) -> str | None:
     shell, still have an inside."""
     from shapely.geometry import LinearRing, Polygon  # see point_in_geometry
 
-    polygons = (
-        [geometry["coordinates"]] if geometry["type"] == "Polygon" else geometry["coordinates"]
-    )
+    flat = _flat(geometry)["coordinates"]  # altitudes aside
+    polygons = [flat] if geometry["type"] == "Polygon" else flat
     for p, rings in enumerate(polygons):
         where = f"polygon {p}: " if geometry["type"] == "MultiPolygon" else ""
-        flat = [[position[:2] for position in ring] for ring in rings]  # altitudes aside
-        for r, ring in enumerate(flat):
+        for r, ring in enumerate(rings):
             if not LinearRing(ring).is_simple:
                 return f"{where}ring {r} must not cross itself"
             longitudes = [lng for lng, _lat in ring]
@@ -130,8 +128,8 @@ def _area_problem(geometry: dict) -> str | None:
                     f"{where}ring {r} spans more than 180° of longitude: cut it at the "
                     "antimeridian (RFC 7946 §3.1.9)"
                 )
-        shell = Polygon(flat[0])
-        for r, hole in enumerate(flat[1:], start=1):
+        shell = Polygon(rings[0])
+        for r, hole in enumerate(rings[1:], start=1):
             if not shell.covers(LinearRing(hole)):
                 return f"{where}ring {r} (a hole) must lie inside ring 0"
     return None

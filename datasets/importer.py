@@ -47,6 +47,7 @@ from beers.models import (
     FORMAT_TYPE_RE,
     INSTAGRAM_RE,
     RESERVED_CITY_SLUGS,
+    SCHEDULES_MAX,
     SLUG_RE,
     UF_CODES,
     VENUE_ATTRIBUTES,
@@ -238,7 +239,7 @@ def _attributes(v):
 
 
 _SCHEDULE_PROBLEMS = {
-    "list": "must be a list of at most 14 schedules",
+    "list": f"must be a list of at most {SCHEDULES_MAX} schedules",
     "object": "schedule {i} must be an object",
     "days": "schedule {i}: days must be 1 to 7 integers 0..6",
     "start": "schedule {i}: start must be HH:MM, hour 00 to 23",

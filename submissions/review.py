@@ -283,11 +283,12 @@ def submissions_notify_due() -> dict[str, int]:
         state__in=[ReviewState.APPROVED, ReviewState.MERGED],
         email__isnull=False,
         deal__isnull=False,
+        # a city off the site is not public yet (or withdrawn): told once it is, or the purge
+        # takes the address in time
+        deal__city__active=True,
     ).select_related("deal__city")
     for submission in waiting.iterator():
         deal, city = submission.deal, submission.deal.city
-        if not city.active:
-            continue  # not public yet (or withdrawn): the purge takes the address in time
         today = city.local_now().date()
         day = _live_from(deal, city, today)
         if day is None:

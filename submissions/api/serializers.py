@@ -15,6 +15,7 @@ from beers.models import (
     HOUR_END_RE,
     HOUR_START_RE,
     INSTAGRAM_RE,
+    SCHEDULES_MAX,
     SLUG_RE,
     VENUE_ATTRIBUTES,
     City,
@@ -180,7 +181,7 @@ class SubmissionSerializer(StrictSerializer):
     packaging = StrictChoiceField(choices=Packaging.values, required=False)
     kind = StrictChoiceField(choices=DealKind.values, required=False)
     open_bar_minutes = StrictIntegerField(min_value=1, max_value=1440, required=False)
-    schedules = ScheduleDraftSerializer(many=True, required=False, max_length=14)
+    schedules = ScheduleDraftSerializer(many=True, required=False, max_length=SCHEDULES_MAX)
     valid_from = StrictDateField(required=False)
     valid_until = StrictDateField(required=False, help_text="not earlier than valid_from")
     conditions = StrictCharField(max_length=280, required=False)
