@@ -24,7 +24,6 @@ from beers.models import (
     City,
     Deal,
     Format,
-    PriceCheck,
     Venue,
 )
 from beers.selectors.published import published_deals
@@ -299,26 +298,13 @@ def _deal_for_update(deal_id: int) -> tuple[Deal, City, dt.date, bool]:
     return deal, city, city.local_now().date(), public
 
 
-def _confirmed_at_this_amount(deal: Deal, address_hash: str) -> bool:
-    """The address already confirmed the price since it has its amount (another day): the
-    label says "confirmed by N people", so it counts once."""
-    changed = (
-        PriceCheck.objects.filter(deal=deal)
-        .exclude(price_cents=deal.price_cents)
-        .aggregate(at=models.Max("checked_at"))["at"]
-    )
-    earlier = DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, counted=True)
-    if changed is not None:
-        earlier = earlier.filter(created_at__gt=changed)
-    return earlier.exists()
-
-
 @transaction.atomic
 def deal_confirm(*, deal_id: int, address_hash: str) -> str:
-    """A confirmation: with no open disputes it is a check of the price (verified now) and,
-    from an address that has not confirmed this amount before, one more confirmation (the
-    label counts people); while disputes are open it is kept but changes nothing.
-    Once per address, price and city-local day; a repeat is a duplicate."""
+    """A confirmation: with no open disputes it is a check of the price (verified now) and one
+    more confirmation (interface: "counts as a verification; confirmations rise"); while
+    disputes are open it is kept but changes nothing. Once per address, price and city-local
+    day (the interface's own bound: the same address may confirm again the next day); a
+    repeat that day is a duplicate."""
 
     deal, city, day, public = _deal_for_update(deal_id)
     if DealConfirmation.objects.filter(deal=deal, address_hash=address_hash, day=day).exists():
@@ -326,7 +312,6 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
     if not public:
         raise not_found("Price not found.")
     counted = deal.open_disputes == 0
-    new_person = counted and not _confirmed_at_this_amount(deal, address_hash)
     try:
         with transaction.atomic():
             DealConfirmation.objects.create(
@@ -336,8 +321,7 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
         return DUPLICATE
     if counted:
         deal_record_check(deal=deal, source=CheckSource.CONFIRMATION)
-        if new_person:
-            Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
+        Deal.objects.filter(pk=deal.pk).update(confirmations=models.F("confirmations") + 1)
         answers_changed(city=city.slug, venue_id=deal.venue_id)
     return RECEIVED
 
@@ -345,14 +329,12 @@ def deal_confirm(*, deal_id: int, address_hash: str) -> str:
 @transaction.atomic
 def deal_dispute(*, deal_id: int, address_hash: str, price: float | None = None) -> str:
     """A dispute: one more open dispute; 2 open → disputed, 3 → suspended (out of the
-    rankings until a moderator decides). Once per address, price and city-local day, and
-    while the address's earlier dispute of the price still waits for review a new one is
-    a duplicate (the same thing from the same address): one address alone never makes a
-    price disputed or takes it out."""
+    rankings until a moderator decides). Once per address, price and city-local day (the
+    interface's bound, as for confirmations); a repeat that day is a duplicate."""
 
     deal, city, day, public = _deal_for_update(deal_id)
     mine = DealDispute.objects.filter(deal=deal, address_hash=address_hash)
-    if mine.filter(models.Q(day=day) | _PENDING).exists():
+    if mine.filter(day=day).exists():
         return DUPLICATE
     if not public:
         raise not_found("Price not found.")

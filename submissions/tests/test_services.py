@@ -70,21 +70,22 @@ def next_day(monkeypatch, days: int = 1):
 
 
 @pytest.mark.django_db
-def test_one_address_confirming_day_after_day_is_one_person(world, monkeypatch):
-    """The label says "confirmed by N people": an address counts once per amount, while each
-    day's confirmation still verifies the price."""
+def test_one_address_confirms_once_a_day_and_each_day_counts(world, monkeypatch):
+    """Interface: confirm once a day per address and price; a confirm with no open disputes
+    "counts as a verification; confirmations rise". The same address on three days reaches
+    the confirmed label; a second confirm the same day is a duplicate."""
     deal = world.fresh_deal()
     assert services.deal_confirm(deal_id=deal.pk, address_hash=A) == "received"
+    assert services.deal_confirm(deal_id=deal.pk, address_hash=A) == "duplicate"
     for days in (1, 2):
         next_day(monkeypatch, days)
         assert services.deal_confirm(deal_id=deal.pk, address_hash=A) == "received"
+        assert services.deal_confirm(deal_id=deal.pk, address_hash=A) == "duplicate"
     deal = reload(deal)
-    assert deal.confirmations == 1
+    assert deal.confirmations == 3
     assert deal.verified_at > timezone.now() - dt.timedelta(minutes=1)  # verified today
     assert PriceCheck.objects.filter(deal=deal, source="confirmation").count() == 3
-    services.deal_confirm(deal_id=deal.pk, address_hash=B)
-    assert reload(deal).confirmations == 2
-    # a new amount starts the count again: the same address counts for it
+    # a new amount starts the count again
     next_day(monkeypatch, 3)
     deal_record_check(deal=reload(deal), source="moderator", price_cents=990)
     assert reload(deal).confirmations == 0
@@ -94,21 +95,22 @@ def test_one_address_confirming_day_after_day_is_one_person(world, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_one_address_cannot_dispute_a_price_out_alone(world, monkeypatch):
-    """While its dispute waits for review, the address's next one (another day) is the same
-    thing from the same address: a duplicate."""
+def test_one_address_disputes_once_a_day(world, monkeypatch):
+    """Interface: dispute once a day per address and price; each day's dispute is one more
+    open dispute (2 → disputed, 3 → out of the rankings), a second one the same day is a
+    duplicate."""
     deal = world.fresh_deal()
     assert services.deal_dispute(deal_id=deal.pk, address_hash=A) == "received"
-    for days in (1, 2):
-        next_day(monkeypatch, days)
-        assert services.deal_dispute(deal_id=deal.pk, address_hash=A, price=3) == "duplicate"
-    deal = reload(deal)
-    assert (deal.open_disputes, deal.status) == (1, "published")
-    assert DealDispute.objects.filter(deal=deal).count() == 1
-    # once it was decided, the address may dispute the price again
-    DealDispute.objects.filter(deal=deal).update(state="rejected")
-    Deal.objects.filter(pk=deal.pk).update(open_disputes=0)
+    assert services.deal_dispute(deal_id=deal.pk, address_hash=A, price=3) == "duplicate"
+    assert (reload(deal).open_disputes, reload(deal).status) == (1, "published")
+    next_day(monkeypatch, 1)
+    assert services.deal_dispute(deal_id=deal.pk, address_hash=A, price=3) == "received"
+    assert services.deal_dispute(deal_id=deal.pk, address_hash=A) == "duplicate"
+    assert (reload(deal).open_disputes, reload(deal).status) == (2, "disputed")
+    next_day(monkeypatch, 2)
     assert services.deal_dispute(deal_id=deal.pk, address_hash=A) == "received"
+    assert (reload(deal).open_disputes, reload(deal).status) == (3, "suspended")
+    assert DealDispute.objects.filter(deal=deal).count() == 3
 
 
 @pytest.mark.django_db
