@@ -41,6 +41,16 @@ def test_openapi_document_is_valid_3_1(client, db):
     assert "maxItems" not in schemas["VenueResponse"]["properties"]["deals"]
 
 
+def test_a_version_query_does_not_change_the_description(client, db):
+    """Spectacular's `?version=` wrote the caller's text into `info.version`."""
+    plain = client.get("/api/v1/openapi.json")
+    for asked in ("2", "v1", "<b>x</b>"):
+        response = client.get("/api/v1/openapi.json", {"version": asked})
+        assert response.status_code == 200
+        assert response.json()["info"]["version"] == "1.0.0"
+        assert response.content == plain.content
+
+
 def test_openapi_has_the_static_files_and_the_optout_page(client, db):
     """Plain Django views drf-spectacular does not see: added by postprocessing hooks."""
     document = json.loads(client.get("/api/v1/openapi.json").content)
