@@ -21,6 +21,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 
 from beers.answers import DATASETS_INDEX
@@ -60,6 +61,21 @@ class BrejaMCPServer(MCPServer):
             return tools.error(unknown)
         return await super().call_tool(name, arguments, context)
 
+    async def get_prompt(self, name: str, arguments=None, context=None):
+        """No prompts are served: -32602, as the MCP specification names an unknown prompt
+        (the SDK's ValueError answered code 0 and logged two tracebacks per request)."""
+        raise MCPError(
+            INVALID_PARAMS, f"Unknown prompt: {tools.shorten(name)}. {NOTHING_BUT_TOOLS}"
+        )
+
+    async def read_resource(self, uri, context=None):
+        """No resources are served: -32002, the MCP specification's "resource not found"."""
+        raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found. {NOTHING_BUT_TOOLS}")
+
+
+RESOURCE_NOT_FOUND = -32002
+NOTHING_BUT_TOOLS = f"This server has no prompts or resources, only tools: {', '.join(TOOL_NAMES)}."
+
 
 # The unknown arguments a tool error names, each with its closest match: a call naming 130,000
 # (4 MB) took 2.4 s of the event loop, every request of the process waiting, and answered 11 MB.
@@ -93,6 +109,9 @@ def build_server() -> BrejaMCPServer:
         website_url=settings.SITE_URL,
         version="1.0.0",
         log_level="WARNING",
+        # Stateless, its tools fixed: no subscriptions/listen stream (2026-07-28), which held a
+        # POST open for ever with a ping every 15 s, and no listChanged advertised.
+        subscriptions=False,
     )
     return server
 
@@ -200,30 +219,62 @@ def _call_with_bad_arguments(data):
     return data["id"]
 
 
-def _invalid_request(data) -> tuple[str, Any] | None:
-    """(the message, the id to answer) of a body that is no JSON-RPC 2.0 message the server
-    takes, or None. The SDK answered these -32602 with a dump of its validation errors, and a
-    request whose id is null, a float, a boolean or an object as a notification: 202 and no
-    answer, a client waiting for ever."""
+def _request_id(data):
+    """The id of a parsed JSON-RPC message when it is a valid one (a string or an integer),
+    else None: what an error answers to."""
+    request_id = data.get("id") if isinstance(data, dict) else None
+    valid = isinstance(request_id, str | int) and not isinstance(request_id, bool)
+    return request_id if valid else None
+
+
+def _invalid_request(data) -> tuple[int, str, Any] | None:
+    """(the JSON-RPC error code, the message, the id to answer) of a body that is no JSON-RPC
+    2.0 message the server takes, or None. The SDK answered these -32602 with a dump of its
+    validation errors, and a request whose id is null, a float, a boolean or an object as a
+    notification: 202 and no answer, a client waiting for ever."""
     if data is _NOT_JSON:
         return None  # the SDK's -32700
     if isinstance(data, list):
-        return "Batches are not served: send one JSON-RPC message per request.", None
+        return (
+            INVALID_REQUEST,
+            "Batches are not served: send one JSON-RPC message per request.",
+            None,
+        )
     if not isinstance(data, dict):
-        return "Invalid Request: a JSON-RPC message is a JSON object.", None
-    request_id = data.get("id")
-    valid_id = isinstance(request_id, str | int) and not isinstance(request_id, bool)
-    answer_id = request_id if valid_id else None
+        return INVALID_REQUEST, "Invalid Request: a JSON-RPC message is a JSON object.", None
+    answer_id = _request_id(data)
     if data.get("jsonrpc") != "2.0":
-        return 'Invalid Request: "jsonrpc" must be "2.0".', answer_id
+        return INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0".', answer_id
     if "method" not in data:
         if "id" in data and ("result" in data or "error" in data):
             return None  # a response: the SDK's to take
-        return 'Invalid Request: a request names its "method".', answer_id
+        return INVALID_REQUEST, 'Invalid Request: a request names its "method".', answer_id
     if not isinstance(data["method"], str):
-        return 'Invalid Request: "method" must be a string.', answer_id
-    if "id" in data and not valid_id:
-        return 'Invalid Request: "id" must be a string or an integer.', None
+        return INVALID_REQUEST, 'Invalid Request: "method" must be a string.', answer_id
+    if "id" in data and answer_id is None:
+        return INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.', None
+    if data.get("params") is not None and not isinstance(data["params"], dict):
+        # MCP's params are an object: the SDK answered a 1,000-character validation dump
+        return INVALID_PARAMS, 'Invalid params: "params" must be an object.', answer_id
+    return None
+
+
+INVALID_REQUEST = -32600
+PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
+
+
+def _unsupported_version(scope) -> str | None:
+    """The refusal of an MCP-Protocol-Version header naming no version served (400, as the
+    transport asks; the SDK's message spoke of `params._meta` instead), else None."""
+    for name, value in scope["headers"]:
+        if name == b"mcp-protocol-version":
+            asked = value.decode("latin-1")
+            if asked not in PROTOCOL_VERSIONS:
+                shown = tools.shorten(asked)
+                return (
+                    f"Unsupported MCP-Protocol-Version: {shown}. "
+                    f"Supported: {', '.join(PROTOCOL_VERSIONS)}."
+                )
     return None
 
 
@@ -255,12 +306,13 @@ async def _bad_arguments(send, request_id) -> None:
     await _json(send, 200, orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
 
 
-async def _too_many_requests(send, retry_after: int) -> None:
-    """HTTP 429 with Retry-After, its body a JSON-RPC error (no request id is known yet)."""
+async def _too_many_requests(send, retry_after: int, request_id=None) -> None:
+    """HTTP 429 with Retry-After, its body a JSON-RPC error answering the request's id."""
     body = _rpc_error(
         -32000,
         f"Too many requests from this address; retry in {retry_after} seconds, "
         f"or read the static datasets: {settings.SITE_URL}{DATASETS_INDEX}",
+        request_id,
     )
     await _json(send, 429, body, [(b"retry-after", str(retry_after).encode())])
 
@@ -410,12 +462,16 @@ class McpMount:
                     )
                 allowed, retry_after = counted
                 if not allowed:
-                    await _too_many_requests(send, retry_after)
+                    await _too_many_requests(send, retry_after, _request_id(data))
                     return
             invalid = _invalid_request(data)
             if invalid is not None:
-                message, request_id = invalid
-                await _json(send, 400, _rpc_error(-32600, message, request_id))
+                code, message, request_id = invalid
+                await _json(send, 400, _rpc_error(code, message, request_id))
+                return
+            unsupported = _unsupported_version(scope)
+            if unsupported is not None:
+                await _json(send, 400, _rpc_error(INVALID_REQUEST, unsupported, _request_id(data)))
                 return
             request_id = _call_with_bad_arguments(data)
             if request_id is not _NO_CALL:

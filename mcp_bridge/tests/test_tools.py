@@ -2,6 +2,7 @@
 REST API, tool errors, protocol errors, Host/Origin protection and degraded mode."""
 
 import json
+import logging
 
 import anyio
 import httpx2
@@ -412,6 +413,82 @@ def test_a_body_that_is_no_json_rpc_request_is_an_invalid_request(
     assert words in data["error"]["message"] and "pydantic" not in data["error"]["message"]
 
 
+@pytest.mark.parametrize("params", [["catalog"], "catalog", 3, True])
+def test_params_that_are_not_an_object_are_invalid_params(live, api, params):
+    """MCP's params are an object: the SDK answered id null and a 1,000-character dump of its
+    validation errors."""
+    body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": params}
+    answer = api.post("/mcp", json=body, headers=HEADERS)
+    assert answer.status_code == 400
+    assert answer.json()["id"] == 9
+    assert answer.json()["error"] == {
+        "code": -32602,
+        "message": 'Invalid params: "params" must be an object.',
+    }
+
+
+def test_prompts_and_resources_are_not_found_without_a_traceback(live, api, caplog):
+    """The server has only tools: an unknown prompt is -32602 and an unknown resource -32002,
+    as the MCP specification names them (the SDK answered code 0 and logged two tracebacks
+    per request: anyone could fill the error log)."""
+    asked = [
+        ("prompts/get", {"name": "x"}, -32602, "Unknown prompt: 'x'."),
+        ("resources/read", {"uri": "breja://x"}, -32002, "Resource not found."),
+    ]
+    with caplog.at_level(logging.WARNING):
+        for method, params, code, words in asked:
+            body = {"jsonrpc": "2.0", "id": 4, "method": method, "params": params}
+            answer = api.post("/mcp", json=body, headers=HEADERS).json()
+            assert answer["id"] == 4 and answer["error"]["code"] == code, answer
+            assert answer["error"]["message"].startswith(words)
+            assert "search_deals" in answer["error"]["message"]
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+MODERN = "2026-07-28"
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def test_no_subscription_stream_is_opened_and_no_list_change_advertised(live, api):
+    """Stateless, its tools fixed: subscriptions/listen (2026-07-28) held the POST open for
+    ever, a ping every 15 s, and acknowledged subscriptions to resources that do not exist."""
+    headers = {**HEADERS, "MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"}
+    params = {"notifications": {"toolsListChanged": True}, "_meta": MODERN_META}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": params}
+    answer = api.post("/mcp", json=body, headers=headers, timeout=10)
+    assert answer.headers["content-type"].startswith("application/json")
+    assert answer.json()["id"] == 1 and answer.json()["error"]["code"] == -32601
+    headers["Mcp-Method"] = "server/discover"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "server/discover",
+        "params": {"_meta": MODERN_META},
+    }
+    capabilities = api.post("/mcp", json=body, headers=headers).json()["result"]["capabilities"]
+    assert capabilities["tools"].get("listChanged") in (None, False), capabilities
+    assert not capabilities.get("resources", {}).get("subscribe"), capabilities
+
+
+@pytest.mark.parametrize("version", ["1999-01-01", "garbage", "2025-13-45"])
+def test_an_unsupported_protocol_version_header_says_so(live, api, version):
+    """The transport's 400 for a version not served, with a message about the header (the
+    SDK's spoke of `params._meta`)."""
+    body = {"jsonrpc": "2.0", "id": 6, "method": "ping"}
+    answer = api.post("/mcp", json=body, headers={**HEADERS, "MCP-Protocol-Version": version})
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert answer.json()["id"] == 6 and error["code"] == -32600
+    assert error["message"].startswith(f"Unsupported MCP-Protocol-Version: '{version}'.")
+    assert "2025-06-18" in error["message"]
+    for served in ("2025-06-18", "2025-11-25"):
+        ok = api.post("/mcp", json=body, headers={**HEADERS, "MCP-Protocol-Version": served})
+        assert ok.status_code == 200 and ok.json()["result"] == {}, served
+
+
 def test_media_types_and_notifications_still_pass(live, api):
     """Media types are case-insensitive (RFC 9110): `APPLICATION/JSON` got 415."""
     listed = _list_tools_over_raw_http(api, **{"Content-Type": "Application/JSON; Charset=UTF-8"})
@@ -593,6 +670,7 @@ def test_mcp_tool_calls_are_rate_limited_per_address_in_their_own_group(live, ap
     refused = _call_over_raw_http(api)
     assert refused.status_code == 429
     assert 0 < int(refused.headers["Retry-After"]) <= 3600
+    assert refused.json()["id"] == 2  # the request it answers (JSON-RPC: null if unknown)
     assert "/api/v1/index.json" in refused.json()["error"]["message"]
     # a call hidden in a batch, or spelled with escapes, is a call
     batch = rb'[{"jsonrpc": "2.0", "id": 3, "method": "tools\u002fcall", "params": {}}]'
