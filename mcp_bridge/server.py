@@ -234,10 +234,13 @@ def _invalid_request(data) -> tuple[int, str, Any] | None:
     notification: 202 and no answer, a client waiting for ever."""
     if data is _NOT_JSON:
         return None  # the SDK's -32700
+    if data == []:
+        return INVALID_REQUEST, "Invalid Request: an empty batch.", None
     if isinstance(data, list):
         return (
             INVALID_REQUEST,
-            "Batches are not served: send one JSON-RPC message per request.",
+            "Batches are not part of MCP 2025-06-18 and later (nor batches in a batch): "
+            "send one JSON-RPC message per request.",
             None,
         )
     if not isinstance(data, dict):
@@ -263,19 +266,30 @@ INVALID_REQUEST = -32600
 PROTOCOL_VERSIONS = (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
 
+# The revisions whose clients may send JSON-RPC batches (2025-03-26: servers "MUST support
+# receiving" them; 2025-06-18 took them out). A request of theirs may carry no version header.
+BATCH_VERSIONS = (None, "2024-11-05", "2025-03-26")
+BATCH_MAX = 20  # messages in one batch; each still counts against the rate limits
+
+
+def _protocol_version(scope) -> str | None:
+    """The MCP-Protocol-Version header's value, or None without one."""
+    for name, value in scope["headers"]:
+        if name == b"mcp-protocol-version":
+            return value.decode("latin-1")
+    return None
+
+
 def _unsupported_version(scope) -> str | None:
     """The refusal of an MCP-Protocol-Version header naming no version served (400, as the
     transport asks; the SDK's message spoke of `params._meta` instead), else None."""
-    for name, value in scope["headers"]:
-        if name == b"mcp-protocol-version":
-            asked = value.decode("latin-1")
-            if asked not in PROTOCOL_VERSIONS:
-                shown = tools.shorten(asked)
-                return (
-                    f"Unsupported MCP-Protocol-Version: {shown}. "
-                    f"Supported: {', '.join(PROTOCOL_VERSIONS)}."
-                )
-    return None
+    asked = _protocol_version(scope)
+    if asked is None or asked in PROTOCOL_VERSIONS:
+        return None
+    return (
+        f"Unsupported MCP-Protocol-Version: {tools.shorten(asked)}. "
+        f"Supported: {', '.join(PROTOCOL_VERSIONS)}."
+    )
 
 
 async def _json(send, status: int, body: bytes, headers: list | None = None) -> None:
@@ -399,6 +413,36 @@ def _case_folded(scope):
     return {**scope, "headers": headers}
 
 
+class _Kept:
+    """A send that keeps the answer's body (a batch's message answered alone)."""
+
+    def __init__(self):
+        self.body = b""
+
+    async def __call__(self, message) -> None:
+        if message["type"] == "http.response.body":
+            self.body += message.get("body", b"")
+
+
+async def _over_rate(scope, items: list) -> int | None:
+    """Count each message of a request (tool calls against READ_RATE_LIMIT, the rest against
+    the protocol's share): the seconds to wait when one is over its limit, else None."""
+    rate = parse_rate(settings.READ_RATE_LIMIT)
+    if rate is None:
+        return None
+    for item in items:
+        if _calls_a_tool(item):
+            allowed, retry_after = await anyio.to_thread.run_sync(_count, scope, rate)
+        else:
+            protocol = (rate[0] * PROTOCOL_RATE_FACTOR, rate[1])
+            allowed, retry_after = await anyio.to_thread.run_sync(
+                _count, scope, protocol, "mcp-protocol"
+            )
+        if not allowed:
+            return retry_after
+    return None
+
+
 class McpMount:
     """The ASGI app at /mcp. Each lifespan builds a fresh transport (the SDK's session manager
     runs once per instance), so the same application object can be served again: a reloaded
@@ -451,46 +495,78 @@ class McpMount:
                 return
             body = body_of(messages)
             data = _parsed(body)
-            rate = parse_rate(settings.READ_RATE_LIMIT)
-            if rate is not None:
-                if _calls_a_tool(data):
-                    counted = await anyio.to_thread.run_sync(_count, scope, rate)
-                else:
-                    protocol = (rate[0] * PROTOCOL_RATE_FACTOR, rate[1])
-                    counted = await anyio.to_thread.run_sync(
-                        _count, scope, protocol, "mcp-protocol"
-                    )
-                allowed, retry_after = counted
-                if not allowed:
-                    await _too_many_requests(send, retry_after, _request_id(data))
-                    return
-            invalid = _invalid_request(data)
-            if invalid is not None:
-                code, message, request_id = invalid
-                await _json(send, 400, _rpc_error(code, message, request_id))
+            if isinstance(data, list) and data and _protocol_version(scope) in BATCH_VERSIONS:
+                await self._batch(scope, data, receive, send)
+                return
+            refused = await _over_rate(scope, [data])
+            if refused is not None:
+                await _too_many_requests(send, refused, _request_id(data))
                 return
             unsupported = _unsupported_version(scope)
-            if unsupported is not None:
+            if unsupported is not None and _invalid_request(data) is None:
                 await _json(send, 400, _rpc_error(INVALID_REQUEST, unsupported, _request_id(data)))
                 return
-            request_id = _call_with_bad_arguments(data)
-            if request_id is not _NO_CALL:
-                await _bad_arguments(send, request_id)
-                return
-            receive = _replay(messages, receive)
-            send = _JsonErrors(send)
-            try:
-                await self.app(scope, receive, send)
-            except Exception:
-                if send.started and send.held is None:
-                    raise
-                logger.exception("MCP: unhandled error")
-                send.held = None  # an error answer begun, then the exception: ours instead
-                await _json(send.send, 500, _rpc_error(-32603, "Internal error."))
-                return
-            await send.flush()  # an error answer begun without its body
+            await self._one(scope, data, _replay(messages, receive), send)
             return
         await self.app(scope, receive, send)
+
+    async def _one(self, scope, data, receive, send) -> None:
+        """One JSON-RPC message (its body in `receive`): checked here, then the SDK's."""
+        invalid = _invalid_request(data)
+        if invalid is not None:
+            code, message, request_id = invalid
+            await _json(send, 400, _rpc_error(code, message, request_id))
+            return
+        request_id = _call_with_bad_arguments(data)
+        if request_id is not _NO_CALL:
+            await _bad_arguments(send, request_id)
+            return
+        send = _JsonErrors(send)
+        try:
+            await self.app(scope, receive, send)
+        except Exception:
+            if send.started and send.held is None:
+                raise
+            logger.exception("MCP: unhandled error")
+            send.held = None  # an error answer begun, then the exception: ours instead
+            await _json(send.send, 500, _rpc_error(-32603, "Internal error.", _request_id(data)))
+            return
+        await send.flush()  # an error answer begun without its body
+
+    async def _batch(self, scope, items: list, receive, send) -> None:
+        """A JSON-RPC batch of a 2025-03-26 (or older) client: each message answered as if
+        sent alone, in order, the answers in one array (200), or 202 when none is due
+        (notifications and responses only). Every message counts against the rate limits;
+        `initialize` may not be batched (2025-03-26, "Lifecycle")."""
+        if len(items) > BATCH_MAX:
+            message = f"Invalid Request: a batch holds at most {BATCH_MAX} messages."
+            await _json(send, 400, _rpc_error(INVALID_REQUEST, message))
+            return
+        refused = await _over_rate(scope, items)
+        if refused is not None:
+            await _too_many_requests(send, refused)
+            return
+        answers = []
+        for item in items:
+            if isinstance(item, dict) and item.get("method") == "initialize":
+                message = "Invalid Request: initialize may not be part of a batch."
+                answers.append(
+                    orjson.loads(_rpc_error(INVALID_REQUEST, message, _request_id(item)))
+                )
+                continue
+            body = orjson.dumps(item)
+            headers = [(n, v) for n, v in scope["headers"] if n != b"content-length"]
+            alone = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
+            kept = _Kept()
+            message = {"type": "http.request", "body": body, "more_body": False}
+            await self._one(alone, item, _replay([message], receive), kept)
+            if kept.body.strip():
+                answers.append(orjson.loads(kept.body))
+        if not answers:
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await _json(send, 200, orjson.dumps(answers))
 
     @contextlib.asynccontextmanager
     async def lifespan(self):

@@ -384,8 +384,7 @@ def test_malformed_json_rpc_gets_json_rpc_errors(live, api):
 @pytest.mark.parametrize(
     ("body", "answer_id", "words"),
     [
-        ('[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', None, "Batches are not served"),
-        ("[]", None, "Batches are not served"),
+        ("[]", None, "an empty batch"),
         ('"hello"', None, "JSON object"),
         ("42", None, "JSON object"),
         ("null", None, "JSON object"),
@@ -487,6 +486,50 @@ def test_an_unsupported_protocol_version_header_says_so(live, api, version):
     for served in ("2025-06-18", "2025-11-25"):
         ok = api.post("/mcp", json=body, headers={**HEADERS, "MCP-Protocol-Version": served})
         assert ok.status_code == 200 and ok.json()["result"] == {}, served
+
+
+def test_a_2025_03_26_client_may_send_batches(live, api):
+    """MCP 2025-03-26: servers "MUST support receiving JSON-RPC batches". Each message is
+    answered as if alone, in one array; notifications get no answer; bad messages their own
+    error; initialize is not batched."""
+    call = {"name": "price_per_litre", "arguments": {"price_brl": 6, "volume_ml": 600}}
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "t", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": ["x"]},
+        {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {}},
+        {"jsonrpc": "2.0", "id": 6, "method": "beers/free"},
+        42,
+    ]
+    for version in ({}, {"MCP-Protocol-Version": "2025-03-26"}):
+        answer = api.post("/mcp", json=batch, headers={**HEADERS, **version})
+        assert answer.status_code == 200, answer.text
+        answers = answer.json()
+        assert [a.get("id") for a in answers] == [1, "t", 3, 4, 5, 6, None]
+        assert answers[0]["result"] == {}
+        assert {t["name"] for t in answers[1]["result"]["tools"]} == TOOL_NAMES
+        assert answers[2]["result"]["structuredContent"]["price_per_litre_brl"] == 10.0
+        assert answers[3]["error"]["code"] == -32602
+        assert "initialize" in answers[4]["error"]["message"]
+        assert answers[5]["error"]["code"] == -32601
+        assert answers[6]["error"]["code"] == -32600
+    notes = [{"jsonrpc": "2.0", "method": "notifications/initialized"}] * 2
+    quiet = api.post("/mcp", json=notes, headers=HEADERS)
+    assert quiet.status_code == 202 and quiet.content == b""
+
+
+def test_batches_are_refused_from_2025_06_18_on_and_past_twenty(live, api):
+    one = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    for version in ("2025-06-18", "2025-11-25"):
+        headers = {**HEADERS, "MCP-Protocol-Version": version}
+        answer = api.post("/mcp", json=[one], headers=headers)
+        assert answer.status_code == 400
+        assert "Batches are not part of MCP 2025-06-18" in answer.json()["error"]["message"]
+    many = api.post("/mcp", json=[one] * 21, headers=HEADERS)
+    assert many.status_code == 400 and "at most 20" in many.json()["error"]["message"]
+    assert api.post("/mcp", json=[one] * 20, headers=HEADERS).status_code == 200
 
 
 def test_media_types_and_notifications_still_pass(live, api):
@@ -676,7 +719,10 @@ def test_mcp_tool_calls_are_rate_limited_per_address_in_their_own_group(live, ap
     batch = rb'[{"jsonrpc": "2.0", "id": 3, "method": "tools\u002fcall", "params": {}}]'
     escaped = api.post("/mcp", content=batch, headers=HEADERS)
     assert escaped.status_code == 429
-    for _ in range(9):  # 3 lists above, 12 in all
+    # each message of a batch counts: 3 lists above, the batch's 4 and 5 more, 12 in all
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    assert api.post("/mcp", json=[listing] * 4, headers=HEADERS).status_code == 200
+    for _ in range(5):
         assert _list_tools_over_raw_http(api).status_code == 200
     assert _list_tools_over_raw_http(api).status_code == 429
     # another address (through a trusted proxy) has its own count
