@@ -187,9 +187,13 @@ def _parsed(body: bytes):
     except orjson.JSONDecodeError:
         pass
     try:
-        return json.loads(body)
+        data = json.loads(body)
+        # a lone surrogate ("\ud800"), which the SDK refuses as a parse error and no answer
+        # could carry back (UnicodeEncodeError, a ValueError)
+        json.dumps(data, ensure_ascii=False).encode()
     except (ValueError, RecursionError):  # not JSON, a digit limit, nesting past orjson's 1024
         return _NOT_JSON
+    return data
 
 
 def _calls_a_tool(data) -> bool:
@@ -223,8 +227,11 @@ def _request_id(data):
     """The id of a parsed JSON-RPC message when it is a valid one (a string or an integer),
     else None: what an error answers to."""
     request_id = data.get("id") if isinstance(data, dict) else None
-    valid = isinstance(request_id, str | int) and not isinstance(request_id, bool)
-    return request_id if valid else None
+    if isinstance(request_id, bool):
+        return None
+    if isinstance(request_id, int):
+        return request_id if -(1 << 63) <= request_id < (1 << 64) else None
+    return request_id if isinstance(request_id, str) else None
 
 
 def _invalid_request(data) -> tuple[int, str, Any] | None:
@@ -250,7 +257,13 @@ def _invalid_request(data) -> tuple[int, str, Any] | None:
         return INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0".', answer_id
     if "method" not in data:
         if "id" in data and ("result" in data or "error" in data):
-            return None  # a response: the SDK's to take
+            if _a_response(data):
+                return None  # a response: the SDK's to take
+            message = (
+                "Invalid Request: a response has a string or integer id and a result object "
+                "or an error object with an integer code and a string message."
+            )
+            return INVALID_REQUEST, message, answer_id
         return INVALID_REQUEST, 'Invalid Request: a request names its "method".', answer_id
     if not isinstance(data["method"], str):
         return INVALID_REQUEST, 'Invalid Request: "method" must be a string.', answer_id
@@ -260,6 +273,27 @@ def _invalid_request(data) -> tuple[int, str, Any] | None:
         # MCP's params are an object: the SDK answered a 1,000-character validation dump
         return INVALID_PARAMS, 'Invalid params: "params" must be an object.', answer_id
     return None
+
+
+def _a_response(data: dict) -> bool:
+    """Whether a message without a method is a well-formed JSON-RPC response (the SDK answered
+    any other with a dump of its validation errors)."""
+    if _request_id(data) is None or ("result" in data) == ("error" in data):
+        return False
+    if "result" in data:
+        return isinstance(data["result"], dict)
+    error = data["error"]
+    return (
+        isinstance(error, dict)
+        and isinstance(error.get("code"), int)
+        and not isinstance(error.get("code"), bool)
+        and isinstance(error.get("message"), str)
+    )
+
+
+def _a_request(data) -> bool:
+    """Whether a parsed message is a request (a method and a valid id): one that is answered."""
+    return isinstance(data, dict) and "method" in data and _request_id(data) is not None
 
 
 INVALID_REQUEST = -32600
@@ -313,10 +347,13 @@ def _rpc_error(code: int, message: str, request_id=None) -> bytes:
     return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
 
 
-async def _bad_arguments(send, request_id) -> None:
-    """The tool error a call with non-object `arguments` gets (as every tool's bad argument)."""
+async def _bad_arguments(send, request_id, modern: bool = False) -> None:
+    """The tool error a call with non-object `arguments` gets (as every tool's bad argument);
+    2026-07-28 results say their `resultType`, as the SDK's own do."""
     text = "arguments: Must be an object of the tool's parameters (or left out)."
     result = {"content": [{"type": "text", "text": text}], "isError": True}
+    if modern:
+        result["resultType"] = "complete"
     await _json(send, 200, orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
 
 
@@ -341,11 +378,14 @@ async def _too_large(send) -> None:
 class _JsonErrors:
     """The send of the SDK's app, where an error answer in plain text ("Invalid Host header",
     "Invalid Content-Type header") becomes a JSON-RPC error, status and other headers kept:
-    a client reads every answer of /mcp as JSON. Notes whether an answer started, so that an
-    exception before it gets a JSON 500 (McpMount.__call__)."""
+    a client reads every answer of /mcp as JSON; and an error in JSON that answers id null
+    (the SDK's 406 for an Accept without JSON) answers the request's id when it has one.
+    Notes whether an answer started, so that an exception before it gets a JSON 500
+    (McpMount._one)."""
 
-    def __init__(self, send):
+    def __init__(self, send, request_id=None):
         self.send = send
+        self.request_id = request_id
         self.started = False
         self.held: dict | None = None
         self.text = b""
@@ -353,10 +393,7 @@ class _JsonErrors:
     async def __call__(self, message) -> None:
         if message["type"] == "http.response.start":
             self.started = True
-            headers = dict(message.get("headers") or [])
-            if message["status"] >= 400 and not headers.get(b"content-type", b"").startswith(
-                b"application/json"
-            ):
+            if message["status"] >= 400:
                 self.held = message
                 return
         elif message["type"] == "http.response.body" and self.held is not None:
@@ -372,14 +409,26 @@ class _JsonErrors:
         if self.held is None:
             return
         start, self.held = self.held, None
-        text = self.text.decode("utf-8", "replace").strip() or "Request refused."
-        code = -32603 if start["status"] >= 500 else -32600
         headers = [
             (name, value)
             for name, value in start.get("headers") or []
             if name not in (b"content-type", b"content-length")
         ]
-        await _json(self.send, start["status"], _rpc_error(code, text[:200]), headers)
+        await _json(self.send, start["status"], self._error(start["status"]), headers)
+
+    def _error(self, status: int) -> bytes:
+        """The held answer as a JSON-RPC error answering the request's id."""
+        try:
+            answer = orjson.loads(self.text)
+        except orjson.JSONDecodeError:
+            answer = None
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
+            if answer.get("id") is None and self.request_id is not None:
+                answer["id"] = self.request_id
+            return orjson.dumps(answer)
+        text = self.text.decode("utf-8", "replace").strip() or "Request refused."
+        code = -32603 if status >= 500 else -32600
+        return _rpc_error(code, text[:200], self.request_id)
 
 
 async def _only_post(send) -> None:
@@ -411,6 +460,23 @@ def _case_folded(scope):
         for name, value in scope["headers"]
     ]
     return {**scope, "headers": headers}
+
+
+def _error_item(code: int, message: str, request_id=None) -> dict:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+class _Status:
+    """A send that notes the answer's HTTP status."""
+
+    def __init__(self, send):
+        self.send = send
+        self.status: int | None = None
+
+    async def __call__(self, message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self.send(message)
 
 
 class _Kept:
@@ -495,7 +561,8 @@ class McpMount:
                 return
             body = body_of(messages)
             data = _parsed(body)
-            if isinstance(data, list) and data and _protocol_version(scope) in BATCH_VERSIONS:
+            version = _protocol_version(scope)
+            if isinstance(data, list) and data and version in BATCH_VERSIONS:
                 await self._batch(scope, data, receive, send)
                 return
             refused = await _over_rate(scope, [data])
@@ -503,25 +570,28 @@ class McpMount:
                 await _too_many_requests(send, refused, _request_id(data))
                 return
             unsupported = _unsupported_version(scope)
-            if unsupported is not None and _invalid_request(data) is None:
+            if unsupported is not None:
                 await _json(send, 400, _rpc_error(INVALID_REQUEST, unsupported, _request_id(data)))
                 return
             await self._one(scope, data, _replay(messages, receive), send)
             return
         await self.app(scope, receive, send)
 
-    async def _one(self, scope, data, receive, send) -> None:
-        """One JSON-RPC message (its body in `receive`): checked here, then the SDK's."""
+    async def _one(self, scope, data, receive, send) -> int:
+        """One JSON-RPC message (its body in `receive`): checked here, then the SDK's.
+        Returns the answer's HTTP status."""
         invalid = _invalid_request(data)
         if invalid is not None:
             code, message, request_id = invalid
             await _json(send, 400, _rpc_error(code, message, request_id))
-            return
+            return 400
         request_id = _call_with_bad_arguments(data)
         if request_id is not _NO_CALL:
-            await _bad_arguments(send, request_id)
-            return
-        send = _JsonErrors(send)
+            modern = _protocol_version(scope) in MODERN_PROTOCOL_VERSIONS
+            await _bad_arguments(send, request_id, modern)
+            return 200
+        status = _Status(send)
+        send = _JsonErrors(status, _request_id(data))
         try:
             await self.app(scope, receive, send)
         except Exception:
@@ -529,15 +599,18 @@ class McpMount:
                 raise
             logger.exception("MCP: unhandled error")
             send.held = None  # an error answer begun, then the exception: ours instead
-            await _json(send.send, 500, _rpc_error(-32603, "Internal error.", _request_id(data)))
-            return
+            await _json(status, 500, _rpc_error(-32603, "Internal error.", _request_id(data)))
+            return 500
         await send.flush()  # an error answer begun without its body
+        return status.status or 500
 
     async def _batch(self, scope, items: list, receive, send) -> None:
         """A JSON-RPC batch of a 2025-03-26 (or older) client: each message answered as if
-        sent alone, in order, the answers in one array (200), or 202 when none is due
-        (notifications and responses only). Every message counts against the rate limits;
-        `initialize` may not be batched (2025-03-26, "Lifecycle")."""
+        sent alone (re-encoded by json, which writes back what it read: NaN, 1e400, integers
+        past 64 bits), in order, the answers in one array (200). Notifications and responses
+        only: 202, or 400 with the errors when one is refused (2025-03-26, "Sending Messages").
+        Every message counts against the rate limits; `initialize` may not be batched
+        (2025-03-26, "Lifecycle"); a refusal of the whole request (406) is the batch's."""
         if len(items) > BATCH_MAX:
             message = f"Invalid Request: a batch holds at most {BATCH_MAX} messages."
             await _json(send, 400, _rpc_error(INVALID_REQUEST, message))
@@ -550,23 +623,31 @@ class McpMount:
         for item in items:
             if isinstance(item, dict) and item.get("method") == "initialize":
                 message = "Invalid Request: initialize may not be part of a batch."
-                answers.append(
-                    orjson.loads(_rpc_error(INVALID_REQUEST, message, _request_id(item)))
-                )
+                answers.append(_error_item(INVALID_REQUEST, message, _request_id(item)))
                 continue
-            body = orjson.dumps(item)
+            try:
+                body = json.dumps(item).encode()
+            except RecursionError:
+                message = "Invalid Request: the message is nested too deep."
+                answers.append(_error_item(INVALID_REQUEST, message, _request_id(item)))
+                continue
             headers = [(n, v) for n, v in scope["headers"] if n != b"content-length"]
             alone = {**scope, "headers": [*headers, (b"content-length", str(len(body)).encode())]}
             kept = _Kept()
             message = {"type": "http.request", "body": body, "more_body": False}
-            await self._one(alone, item, _replay([message], receive), kept)
+            status = await self._one(alone, item, _replay([message], receive), kept)
+            if status in (406, 415):  # the request's media types: not this message's fault
+                await _json(send, status, kept.body)
+                return
             if kept.body.strip():
                 answers.append(orjson.loads(kept.body))
-        if not answers:
+        if any(_a_request(item) for item in items):
+            await _json(send, 200, orjson.dumps(answers))
+        elif answers:
+            await _json(send, 400, orjson.dumps(answers))
+        else:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
-            return
-        await _json(send, 200, orjson.dumps(answers))
 
     @contextlib.asynccontextmanager
     async def lifespan(self):

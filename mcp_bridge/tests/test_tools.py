@@ -520,6 +520,112 @@ def test_a_2025_03_26_client_may_send_batches(live, api):
     assert quiet.status_code == 202 and quiet.content == b""
 
 
+def _raw(api, content: str, **headers):
+    return api.post("/mcp", content=content.encode(), headers={**HEADERS, **headers}, timeout=10)
+
+
+def test_what_orjson_cannot_write_back_is_never_a_500(live, api, settings):
+    """A lone surrogate (json reads it, orjson and the SDK do not), nesting past orjson's 255
+    levels of writing, integers past 64 bits: each was a plain-text 500 somewhere."""
+    lone = '{"jsonrpc":"%s","id":"\\ud800","method":"ping"%s}'
+    deep = "[" * 300 + "]" * 300
+    bodies = [
+        "[" + lone % ("2.0", "") + "]",
+        lone % ("1.0", ""),
+        lone % ("2.0", ',"params":5'),
+        '[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + deep + "}}]",
+        '[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":NaN,"b":100000000000000000000000}}]',
+        '{"jsonrpc":"2.0","id":100000000000000000000000,"method":"ping","params":{"a":NaN}}',
+    ]
+    for body in bodies:
+        answer = _raw(api, body)
+        assert answer.headers["content-type"] == "application/json", body[:80]
+        assert answer.status_code in (200, 400), (body[:80], answer.status_code)
+    assert _raw(api, lone % ("2.0", ""), **{"MCP-Protocol-Version": "garbage"}).status_code == 400
+    settings.READ_RATE_LIMIT = "1/hour"
+    cache.clear()
+    _raw(api, lone % ("2.0", ""))
+    limited = _raw(api, lone % ("2.0", ""))
+    assert limited.status_code == 429 and limited.json()["id"] is None
+
+
+def test_a_batch_member_is_read_as_it_would_be_alone(live, api):
+    """Members were re-encoded by orjson, which writes NaN and 1e400 as null: a bad filter
+    became no filter (the whole city) and a bad count the default."""
+    for arguments in (
+        '{"city":"recife","brand":NaN}',
+        '{"price_brl":10,"volume_ml":350,"units":1e400}',
+    ):
+        name = "search_deals" if "city" in arguments else "price_per_litre"
+        message = (
+            '{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+            f'"params":{{"name":"{name}","arguments":{arguments}}}}}'
+        )
+        alone = _raw(api, message).json()
+        batched = _raw(api, f"[{message}]").json()
+        assert batched == [alone]
+        assert alone["result"]["isError"] is True, alone
+
+
+def test_a_batch_of_notifications_one_refused_is_400(live, api):
+    """2025-03-26: input of notifications or responses only that the server cannot accept
+    gets an HTTP error status (it got 200)."""
+    good = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    for bad in ({**good, "params": 5}, {"jsonrpc": "2.0", "method": 5}):
+        answer = api.post("/mcp", json=[good, bad], headers=HEADERS)
+        assert answer.status_code == 400
+        assert [a["id"] for a in answer.json()] == [None]
+
+
+def test_a_refused_media_type_answers_the_request_id_and_is_the_batch_s(live, api):
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {**HEADERS, "Accept": "text/html"}
+    alone = api.post("/mcp", json=ping, headers=headers)
+    assert alone.status_code == 406 and alone.json()["id"] == 1
+    batched = api.post("/mcp", json=[ping, {**ping, "id": 2}], headers=headers)
+    assert batched.status_code == 406
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"jsonrpc":"2.0","id":1.5,"result":{}}',
+        '{"jsonrpc":"2.0","id":1,"error":"bad"}',
+        '{"jsonrpc":"2.0","id":1,"result":5}',
+        '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}',
+    ],
+)
+def test_a_malformed_response_is_an_invalid_request(live, api, body):
+    for content in (body, f"[{body}]"):
+        answer = _raw(api, content)
+        assert answer.status_code == 400, content
+        data = answer.json()
+        error = (data[0] if isinstance(data, list) else data)["error"]
+        assert error["code"] == -32600 and "pydantic" not in error["message"]
+    fine = _raw(api, '{"jsonrpc":"2.0","id":1,"result":{}}')
+    assert fine.status_code == 202
+
+
+def test_a_batch_under_an_unsupported_version_says_so(live, api):
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {**HEADERS, "MCP-Protocol-Version": "2025-03-26x"}
+    answer = api.post("/mcp", json=[ping], headers=headers)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"].startswith("Unsupported MCP-Protocol-Version")
+
+
+def test_bad_arguments_say_their_result_type_in_2026_07_28(live, api):
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "catalog", "arguments": 5, "_meta": MODERN_META},
+    }
+    headers = {**HEADERS, "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call"}
+    result = api.post("/mcp", json=body, headers=headers).json()["result"]
+    assert result["isError"] is True and result["resultType"] == "complete"
+
+
 def test_batches_are_refused_from_2025_06_18_on_and_past_twenty(live, api):
     one = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     for version in ("2025-06-18", "2025-11-25"):
