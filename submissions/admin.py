@@ -7,7 +7,8 @@ contacts are shown only on a row's own page, never in lists.
 """
 
 import datetime as dt
-from decimal import Decimal, InvalidOperation
+import re
+from decimal import Decimal
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
@@ -830,6 +831,9 @@ class DisputedDealAdmin(DealPriceColumns, ReadOnlyAdmin):
         return TemplateResponse(request, "admin/submissions/correct_deal.html", context)
 
 
+AMOUNT_RE = re.compile(r"[0-9]+(\.[0-9]{1,2})?")
+
+
 def _amount_cents(raw: str) -> int | None:
     """A moderator's amount in reais ("9,90", "9.90", "R$ 1.500,00") in cents, or None unless
     it is a number above zero in reais and cents ("-1" became R$ 0,01 and "inf" a 500; "9,999"
@@ -838,11 +842,10 @@ def _amount_cents(raw: str) -> int | None:
     text = raw.strip().removeprefix("R$").strip()
     if "," in text:  # the Brazilian way: dots group thousands, the comma starts the cents
         text = text.replace(".", "").replace(",", ".")
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
+    if not AMOUNT_RE.fullmatch(text):  # digits and cents only: "1e3" was R$ 1.000,00
         return None
-    if not value.is_finite() or value <= 0 or value.as_tuple().exponent < -2:
+    value = Decimal(text)
+    if value <= 0:
         return None
     return price_cents(value) if value * 100 <= PRICE_MAX_CENTS else PRICE_MAX_CENTS + 1
 

@@ -959,7 +959,9 @@ def test_a_disputed_price_is_corrected_to_the_suggested_amount(mod, world, api, 
         ("0", "Preço inválido"),
         ("inf", "Preço inválido"),
         ("nan", "Preço inválido"),
-        ("1e400", "fora dos limites"),
+        ("1e400", "Preço inválido"),
+        ("1e3", "Preço inválido"),  # was R$ 1.000,00
+        ("12.", "Preço inválido"),
         ("10000,01", "fora dos limites"),
         ("abc", "Preço inválido"),
         # more than cents: "9,999" was saved as R$ 10,00, and "1.500" (R$ 1.500 to a
