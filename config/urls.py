@@ -1,14 +1,12 @@
 """URLs: admin, the API under /api/v1/, the static datasets, the site pages."""
 
-from django.conf import settings
 from django.contrib import admin
 from django.core.exceptions import SuspiciousOperation
 from django.http import HttpResponse, HttpResponseBadRequest, HttpResponseServerError
 from django.urls import include, path
 
 from beers.api.errors import is_api_path, json_error, suspicious_json
-from beers.clients import address_hash, client_ip
-from beers.counters import parse_rate, window_hit
+from beers.api.live import login_wait
 from beers.views import not_found_page, path_lang
 from outreach.urls import staff_urlpatterns
 
@@ -16,12 +14,9 @@ from outreach.urls import staff_urlpatterns
 def admin_login(request, extra_context=None):
     """The admin's login, with sign-in attempts limited per client address
     (ADMIN_LOGIN_RATE_LIMIT): password guesses were unlimited (about 2 a second)."""
-    rate = parse_rate(settings.ADMIN_LOGIN_RATE_LIMIT)
-    if request.method == "POST" and rate is not None:
+    if request.method == "POST":
         try:
-            allowed, retry_after = window_hit(
-                "admin-login", address_hash(client_ip(request)), *rate
-            )
+            retry_after = login_wait(request)
         except Exception:  # the counters' store is down: no unlimited guessing meanwhile
             response = _plain_page(
                 HttpResponse,
@@ -32,7 +27,7 @@ def admin_login(request, extra_context=None):
             response.status_code = 503
             response["Retry-After"] = "60"
             return response
-        if not allowed:
+        if retry_after:
             response = _plain_page(
                 HttpResponse,
                 "pt-BR",

@@ -68,3 +68,13 @@ def test_admin_sign_in_closes_rather_than_go_uncounted(client, db, store_down):
     response = client.post("/admin/login/", {"username": "a", "password": "b"})
     assert response.status_code == 503
     assert response["Retry-After"] == "60"
+
+
+def test_http_basic_on_the_staff_endpoint_closes_rather_than_go_uncounted(client, db, store_down):
+    import base64
+
+    store_down.ADMIN_LOGIN_RATE_LIMIT = "20/hour"
+    token = base64.b64encode(b"ana:guess").decode()
+    response = client.get("/api/admin/venues/1/menu-link", HTTP_AUTHORIZATION=f"Basic {token}")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "60"

@@ -37,6 +37,21 @@ def enforce_rate(request, group: str, rate: tuple[int, int] | None) -> None:
         )
 
 
+LOGIN_GROUP = "admin-login"
+
+
+def login_wait(request) -> int:
+    """One sign-in attempt from the request's address, counted against ADMIN_LOGIN_RATE_LIMIT
+    (the admin's login form and HTTP Basic on the staff endpoints share the count): 0 when
+    allowed, else the seconds to wait. Raises when the counters' store is down: sign-in then
+    closes rather than let guesses go uncounted."""
+    rate = parse_rate(settings.ADMIN_LOGIN_RATE_LIMIT)
+    if rate is None:
+        return 0
+    allowed, retry_after = window_hit(LOGIN_GROUP, address_hash(client_ip(request)), *rate)
+    return 0 if allowed else max(1, retry_after)
+
+
 def json_response(body: bytes, *, max_age: int, status: int = 200) -> HttpResponse:
     response = HttpResponse(body, status=status, content_type="application/json")
     response["Cache-Control"] = f"public, max-age={max(0, max_age)}"
