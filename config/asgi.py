@@ -157,6 +157,11 @@ class Router:
             await self._lifespan(receive, send)
             return
         path = scope.get("path", "")
+        if path == "/mcp/":
+            # served as /mcp: the SDK's app redirected it to an address built from the
+            # request's Host and scheme (http behind a TLS proxy), not SITE_URL
+            scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
+            path = "/mcp"
         if path == "/mcp" or path.startswith("/mcp/"):
             await mcp_app(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] == "GET" and _is_dataset_file(path):

@@ -450,7 +450,8 @@ LOGGING = {
             "class": "logging.StreamHandler",
             "formatter": "plain",
             "filters": ["redact"],
-        }
+        },
+        "null": {"class": "logging.NullHandler"},
     },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
@@ -466,5 +467,9 @@ LOGGING = {
         "django.server": {"filters": ["redact"]},
         # The MCP SDK logs every stateless request at INFO ("Terminating session").
         "mcp": {"level": "WARNING"},
+        # A request naming a host not served is answered 400; Django also logged an ERROR with
+        # a 14-line traceback for each, one flood of a log per request anyone may send.
+        "django.security.DisallowedHost": {"handlers": ["null"], "propagate": False},
     },
 }
+DEFAULT_EXCEPTION_REPORTER_FILTER = "config.debug.HideServiceAddresses"

@@ -216,3 +216,47 @@ def test_a_503_is_logged_once_a_minute_not_for_every_request(client, db):
     finally:
         degraded.switch_off()
         logger.removeHandler(handler)
+
+
+def _debug_error_page(rf) -> str:
+    """Django's debug page for an error raised here (its traceback shows this frame only)."""
+    import sys
+
+    from django.views.debug import technical_500_response
+
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        return technical_500_response(rf.get("/"), *sys.exc_info()).content.decode()
+
+
+def test_the_debug_page_masks_the_services_addresses(settings, rf):
+    """With DEBUG (staging may run so) Django's error page listed REDIS_URL, the broker's and
+    the cache's addresses, passwords included."""
+    settings.DEBUG = True
+    settings.REDIS_URL = "redis://:redis-pass-1@cache:6379/0"
+    settings.CELERY_BROKER_URL = "amqp://user:broker-pass-2@mq:5672//"
+    settings.CACHES = {
+        **settings.CACHES,
+        "other": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://:cache-pass-3@cache:6379/1",
+        },
+    }
+    page = _debug_error_page(rf)
+    assert "boom" in page and "REDIS_URL" in page
+    for secret in ("redis-pass-1", "broker-pass-2", "cache-pass-3"):
+        assert secret not in page
+
+
+def test_a_host_not_served_is_400_without_a_logged_traceback(client, db, caplog):
+    """Each request naming an unknown Host logged an ERROR with a 14-line traceback (through
+    the root logger's console handler, where caplog listens too)."""
+    import logging
+
+    with caplog.at_level(logging.INFO):
+        response = client.get("/api/v1/status", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert not [r for r in caplog.records if r.name.startswith("django.security")]
+    handlers = logging.getLogger("django.security.DisallowedHost").handlers
+    assert handlers and all(isinstance(h, logging.NullHandler) for h in handlers)

@@ -672,6 +672,15 @@ def test_arguments_that_are_not_an_object_get_a_tool_error(live, api, arguments)
     assert result["content"][0]["text"].startswith("arguments: Must be an object")
 
 
+def test_mcp_with_a_trailing_slash_is_served_not_redirected(live, api):
+    """The SDK redirected /mcp/ to an address built from the request's Host and scheme (http
+    behind a TLS proxy, any port), not SITE_URL."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    answer = api.post("/mcp/", json=body, headers=HEADERS, follow_redirects=False)
+    assert answer.status_code == 200
+    assert {t["name"] for t in answer.json()["result"]["tools"]} == TOOL_NAMES
+
+
 def test_every_method_but_post_is_405_allow_post(live, api):
     """Stateless JSON answers: nothing could come over a GET stream, and no session ends;
     the other methods are not served either, and every 405 says the same."""
