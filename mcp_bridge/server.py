@@ -341,10 +341,14 @@ async def _json(send, status: int, body: bytes, headers: list | None = None) -> 
     await send({"type": "http.response.body", "body": body})
 
 
+def _error_item(code: int, message: str, request_id=None) -> dict:
+    """A JSON-RPC error message (its id null: answering no known request)."""
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
 def _rpc_error(code: int, message: str, request_id=None) -> bytes:
-    """A JSON-RPC error (its id null: answering no known request)."""
-    error = {"code": code, "message": message}
-    return orjson.dumps({"jsonrpc": "2.0", "id": request_id, "error": error})
+    """A JSON-RPC error, encoded."""
+    return orjson.dumps(_error_item(code, message, request_id))
 
 
 async def _bad_arguments(send, request_id, modern: bool = False) -> None:
@@ -460,10 +464,6 @@ def _case_folded(scope):
         for name, value in scope["headers"]
     ]
     return {**scope, "headers": headers}
-
-
-def _error_item(code: int, message: str, request_id=None) -> dict:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 class _Status:

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from beers import outage
 from beers.api.errors import json_error
-from beers.api.live import enforce_rate, login_wait, read_limit
+from beers.api.live import enforce_login_rate, enforce_rate, read_limit
 from beers.degraded import DEFAULT_RETRY_AFTER
 from beers.errors import ApplicationError
 from beers.models import Venue
@@ -106,22 +106,7 @@ class MenuLinkApi(APIView):
         if request.META.get("HTTP_AUTHORIZATION", "")[:6].lower() == "basic ":
             # a password guess as much as one at /admin/login/, and counted with those (it was
             # held to the read limit only: 120 a minute against 20 an hour)
-            try:
-                retry_after = login_wait(request)
-            except Exception:
-                raise ApplicationError(
-                    503,
-                    "unavailable",
-                    "Sign-in is closed for a minute; try again.",
-                    headers={"Retry-After": "60"},
-                ) from None
-            if retry_after:
-                raise ApplicationError(
-                    429,
-                    "rate_limited",
-                    "Too many sign-in attempts from this address; try again later.",
-                    headers={"Retry-After": str(retry_after)},
-                )
+            enforce_login_rate(request)
         super().initial(request, *args, **kwargs)
 
     @extend_schema(exclude=True)  # a staff endpoint: not part of the public description

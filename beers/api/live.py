@@ -52,6 +52,27 @@ def login_wait(request) -> int:
     return 0 if allowed else max(1, retry_after)
 
 
+def enforce_login_rate(request) -> None:
+    """login_wait for an API view: 429 rate_limited with Retry-After over the limit, 503 with
+    the counters' store down (as the admin's form, which answers the same in HTML)."""
+    try:
+        retry_after = login_wait(request)
+    except Exception:
+        raise ApplicationError(
+            503,
+            "unavailable",
+            "Sign-in is closed for a minute; try again.",
+            headers={"Retry-After": "60"},
+        ) from None
+    if retry_after:
+        raise ApplicationError(
+            429,
+            "rate_limited",
+            "Too many sign-in attempts from this address; try again later.",
+            headers={"Retry-After": str(retry_after)},
+        )
+
+
 def json_response(body: bytes, *, max_age: int, status: int = 200) -> HttpResponse:
     response = HttpResponse(body, status=status, content_type="application/json")
     response["Cache-Control"] = f"public, max-age={max(0, max_age)}"
