@@ -4,12 +4,15 @@
 transaction, then in one transaction: turns the lines that show a price into drafts
 (submissions.menus), lets the automated reviewer approve those it may, deletes the photos and
 marks the upload read (`drafted`, or `failed` when no photo could be read). An upload read
-meanwhile by another worker is left alone.
+meanwhile by another worker is left alone. Each reading begun is counted first: the third
+one that does not finish (the reader killed, out of memory say) is the last, and the upload is
+failed and its photos deleted at the next.
 
 The automated reviewer approves a draft at once only when the upload carried the bar's own
 link token (`trusted`), the draft names a beer or a brand and a format, shows no offer the
-reader cannot model, and its price is inside the hard bounds: R$ 0,01 to R$ 10.000 (a price's
-bounds) and R$ 1 to R$ 1.000 per litre (what a beer can cost; a misread digit falls outside).
+reader cannot model, comes from a line the engine was sure of (submissions.ocr.SURE_SCORE),
+and its price is inside the hard bounds: R$ 0,01 to R$ 10.000 (a price's bounds) and R$ 1 to
+R$ 1.000 per litre (what a beer can cost; a misread digit falls outside).
 Approving is a check of the bar's same plain price (same format, beer or brand, single unit,
 regular, no schedules or dates) when it has one, else a new price. Every other draft waits
 for a moderator (admin: approve, when it has a format, or reject).
@@ -57,6 +60,10 @@ logger = logging.getLogger(__name__)
 
 # R$ 1 to R$ 1.000 per litre, in cents.
 PER_LITRE_CENTS = (100, 100_000)
+# Readings of an upload begun before it is given up (failed, photos deleted).
+MAX_READS = 3
+# The note of a draft from a line the engine was not sure of (submissions.ocr.SURE_SCORE).
+NOT_SURE = "read with little confidence"
 
 
 def menu_catalogue() -> menus.Catalogue:
@@ -77,12 +84,14 @@ def within_hard_bounds(price_cents: int, fmt: Format) -> bool:
 def menu_photos_read(*, upload_id: int) -> str | None:
     """Read an upload still open into drafts (see the module). Returns its new state, or None
     when there was nothing to read (read already, or not found)."""
+    if _given_up(upload_id):
+        return PhotoState.FAILED
     jpegs = list(
         MenuPhoto.objects.filter(upload_id=upload_id, upload__state__in=PHOTO_STATES_OPEN)
         .order_by("position")
         .values_list("jpeg", flat=True)
     )
-    lines: list[str] = []
+    lines: list[ocr.Line] = []
     read = 0
     for jpeg in jpegs:
         try:
@@ -90,7 +99,13 @@ def menu_photos_read(*, upload_id: int) -> str | None:
             read += 1
         except ocr.Unreadable:
             logger.warning("menu photos: a photo of upload %s could not be read", upload_id)
-    drafts = menus.read_menu(lines, menu_catalogue())
+    catalogue = menu_catalogue()
+    drafts = []
+    for line in lines:
+        for draft in menus.read_menu([line.text], catalogue):
+            if not line.sure:
+                draft.notes.append(NOT_SURE)
+            drafts.append(draft)
     with transaction.atomic():
         upload = (
             MenuPhotoUpload.objects.select_for_update()
@@ -128,6 +143,31 @@ def menu_photos_read(*, upload_id: int) -> str | None:
         approved,
     )
     return upload.state
+
+
+def _given_up(upload_id: int) -> bool:
+    """Count a reading of an open upload, in a transaction of its own (committed before the
+    engine runs); after MAX_READS, the upload is failed and its photos deleted instead: a photo
+    that brings its reader down (memory, a crash in the engine) is not read again at each
+    restart, nor kept."""
+    with transaction.atomic():
+        upload = (
+            MenuPhotoUpload.objects.select_for_update()
+            .filter(pk=upload_id, state__in=PHOTO_STATES_OPEN)
+            .first()
+        )
+        if upload is None:
+            return False  # read meanwhile, or gone: menu_photos_read finds nothing to read
+        if upload.read_attempts < MAX_READS:
+            upload.read_attempts += 1
+            upload.save(update_fields=["read_attempts"])
+            return False
+        MenuPhoto.objects.filter(upload=upload).delete()
+        upload.state = PhotoState.FAILED
+        upload.processed_at = timezone.now()
+        upload.save(update_fields=["state", "processed_at"])
+    logger.warning("menu photos: upload %s given up after %d readings", upload_id, MAX_READS)
+    return True
 
 
 def menu_drafts_auto_review(upload: MenuPhotoUpload, drafts: list[MenuDraft]) -> int:

@@ -175,6 +175,9 @@ class MenuPhotoUpload(models.Model):
     contact_index = models.CharField(max_length=64, blank=True, default="", db_index=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     processed_at = models.DateTimeField(null=True, blank=True)
+    # Readings begun (submissions.menu_photos.MAX_READS): a photo that brings its reader down
+    # is not read again and again.
+    read_attempts = models.PositiveSmallIntegerField(default=0, editable=False)
 
     class Meta:
         verbose_name = _("fotos de cardápio")

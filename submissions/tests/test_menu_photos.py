@@ -3,6 +3,9 @@ OCR engine on rendered menus, and the automated reviewer."""
 
 import base64
 import io
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -79,14 +82,78 @@ def upload(api, world, lines, *, ref: str | None = None, columns: list[str] | No
 
 def test_the_engine_reads_a_rendered_menu_line_by_line():
     lines = ocr.read_lines(menu_jpeg(MENU[:3]))
-    assert len(lines) == 3
-    assert "14,90" in lines[1] and "Heineken" in lines[1]
-    assert "7,50" in lines[2]
+    assert len(lines) == 3 and all(line.sure for line in lines)
+    assert "14,90" in lines[1].text and "Heineken" in lines[1].text
+    assert "7,50" in lines[2].text
 
 
 def test_boxes_on_one_printed_line_are_joined_left_to_right():
-    boxes = [(10, 30, 400, "R$ 14,90"), (12, 31, 20, "Heineken 600ml"), (50, 70, 20, "Brahma")]
-    assert ocr.group_lines(boxes) == ["Heineken 600ml R$ 14,90", "Brahma"]
+    boxes = [
+        (10, 40, 400, "R$ 14,90", 0.99),
+        (12, 41, 20, "Heineken 600ml", 0.95),
+        (50, 80, 20, "Brahma", 1.0),
+    ]
+    assert ocr.group_lines(boxes) == [
+        ocr.Line("Heineken 600ml R$ 14,90", sure=True),
+        ocr.Line("Brahma", sure=True),
+    ]
+
+
+@pytest.mark.parametrize(
+    "box, sure",
+    [
+        ((10, 34, 400, "R$ 14,90", 0.9), True),
+        ((10, 34, 400, "R$ 14,90", 0.89), False),  # a box the engine doubted
+        ((10, 33, 400, "R$ 14,90", 1.0), False),  # print too small to trust
+    ],
+)
+def test_a_line_is_sure_when_each_of_its_boxes_is(box, sure):
+    boxes = [box, (12, 42, 20, "Heineken 600ml", 1.0)]
+    assert ocr.group_lines(boxes) == [ocr.Line("Heineken 600ml R$ 14,90", sure=sure)]
+
+
+def _jpeg(image: Image.Image, **save) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=90, **save)
+    return buffer.getvalue()
+
+
+def test_a_phone_photo_is_read_the_way_up_it_is_shown():
+    """A phone stores a portrait photo sideways, with an EXIF orientation to show it upright."""
+    upright = Image.open(io.BytesIO(menu_jpeg(MENU[:3])))
+    exif = Image.Exif()
+    exif[0x0112] = 6  # shown turned 90 degrees clockwise
+    sideways = _jpeg(upright.rotate(90, expand=True), exif=exif)
+    assert [line.text for line in ocr.read_lines(sideways)] == [
+        line.text for line in ocr.read_lines(menu_jpeg(MENU[:3]))
+    ]
+
+
+@pytest.mark.parametrize("size", [(20_000, 1), (1, 20_000), (4000, 20)])
+def test_a_strip_is_read_in_bounded_memory(size):
+    """The engine scales a photo's shorter side up to 736 pixels: a 20000 x 1 JPEG (5.6 kB),
+    read as 2000 x 1, asked for 11 GiB. Read in a process allowed 3 GiB of memory."""
+    strip = _jpeg(Image.new("RGB", size, "white"))
+    image = ocr._image(strip)
+    assert max(image.size) <= ocr.MAX_ASPECT * min(image.size)
+    child = subprocess.run(
+        [sys.executable, "-c", READ_LIMITED],
+        input=strip,
+        capture_output=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == 0, child.stderr.decode()[-2000:]
+    assert child.stdout.strip() == b"0"  # no text, read without running out of memory
+
+
+READ_LIMITED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from submissions import ocr
+print(len(ocr.read_lines(sys.stdin.buffer.read())))
+"""
 
 
 def test_a_photo_the_engine_cannot_decode_is_unreadable():
@@ -391,6 +458,77 @@ def test_photos_that_cannot_be_read_fail_the_upload_and_are_deleted(world):
     assert menu_photos.menu_photos_read(upload_id=sent.pk) == PhotoState.FAILED
     assert not MenuPhoto.objects.exists()
     assert menu_photos.menu_photos_read(upload_id=sent.pk) is None  # read once
+
+
+def _upload_of(world, jpeg: bytes, n: int = 1) -> MenuPhotoUpload:
+    sent = MenuPhotoUpload.objects.create(
+        city=world.city, venue=world.venue, address_hash="a" * 64, body_fingerprint=str(n)
+    )
+    MenuPhoto.objects.create(upload=sent, position=0, jpeg=jpeg)
+    return sent
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_reading_is_counted_before_the_engine_runs(world, catalogue, monkeypatch):
+    """A reader killed while reading (out of memory, say) leaves its count committed."""
+    sent = _upload_of(world, menu_jpeg(MENU[1:2]))
+
+    def killed(jpeg):
+        raise SystemExit("killed")
+
+    monkeypatch.setattr(ocr, "read_lines", killed)
+    with pytest.raises(SystemExit):
+        menu_photos.menu_photos_read(upload_id=sent.pk)
+    sent.refresh_from_db()
+    assert sent.read_attempts == 1 and sent.state == PhotoState.RECEIVED
+    assert MenuPhoto.objects.filter(upload=sent).exists()
+
+
+@pytest.mark.django_db
+def test_an_upload_whose_readings_never_finish_is_given_up(world, catalogue):
+    last, spent = (_upload_of(world, menu_jpeg(MENU[1:2]), n) for n in (1, 2))
+    MenuPhotoUpload.objects.filter(pk=last.pk).update(read_attempts=menu_photos.MAX_READS - 1)
+    MenuPhotoUpload.objects.filter(pk=spent.pk).update(read_attempts=menu_photos.MAX_READS)
+
+    assert menu_photos.menu_photos_read(upload_id=last.pk) == PhotoState.DRAFTED
+    assert menu_photos.menu_photos_read(upload_id=spent.pk) == PhotoState.FAILED
+    last.refresh_from_db(), spent.refresh_from_db()
+    assert last.read_attempts == spent.read_attempts == menu_photos.MAX_READS
+    assert spent.processed_at and not MenuDraft.objects.filter(upload=spent).exists()
+    assert not MenuPhoto.objects.exists()  # photos are not kept, read or not
+    assert menu_photos.menu_photos_due() == 0
+
+
+def menu_in_two_sizes(big: str, small: str) -> bytes:
+    """A line in print the engine reads from boxes of 55 pixels, one from boxes of 22."""
+    image = Image.new("RGB", (1000, 200), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((30, 30), big, fill="black", font=ImageFont.load_default(size=40))
+    draw.text((30, 130), small, fill="black", font=ImageFont.load_default(size=12))
+    return _jpeg(image)
+
+
+@pytest.mark.django_db
+def test_a_trusted_menus_line_in_small_print_waits_for_a_person(
+    api, world, catalogue, writes_open, celery_eager, django_capture_on_commit_callbacks
+):
+    jpeg = menu_in_two_sizes(MENU[1], MENU[2])
+    assert [line.sure for line in ocr.read_lines(jpeg)] == [True, False]
+    body = {
+        "city": world.city.slug,
+        "venue": world.venue.slug,
+        "images": [data_uri(jpeg)],
+        "ref": menu_link_ref(world.venue.pk),
+        "turnstile": ALWAYS_PASS,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api.post("/api/v1/menu-photos", body).status_code == 202
+    drafts = {d.price_cents: d for d in MenuDraft.objects.all()}
+    assert sorted(drafts) == [750, 1490]
+    assert drafts[1490].state == ReviewState.APPROVED and not drafts[1490].notes
+    small = drafts[750]
+    assert small.state == ReviewState.PENDING and small.notes == menu_photos.NOT_SURE
+    assert (small.beer, small.format) == (catalogue["beer"], catalogue["lata"])  # as read
 
 
 @pytest.mark.django_db
