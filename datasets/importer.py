@@ -82,9 +82,12 @@ from beers.services import standing_with_disputes
 
 from . import rows
 from .rows import from_unix
-from .services import datasets_schedule_export
+from .services import CITY_FILES, datasets_schedule_export
 
 BATCH = 1000
+# How much later than its file's updated_at a time in it may be (a check committed while the
+# source read its data, a month ending then)
+WRITTEN_LEEWAY = dt.timedelta(minutes=1)
 _SLUG = re.compile(SLUG_RE)
 _FORMAT_CODE = re.compile(FORMAT_CODE_RE)
 _FORMAT_TYPE = re.compile(FORMAT_TYPE_RE)
@@ -130,6 +133,8 @@ class ImportResult:
     withdrawn_cities: int = 0
     withdrawn_venues: int = 0
     withdrawn_deals: int = 0
+    withdrawn_neighbourhoods: int = 0
+    withdrawn_catalog: int = 0  # brands, beers and formats
     notes: list[str] = field(default_factory=list)
 
 
@@ -815,13 +820,16 @@ def _import_deals(
     rel = f"{city.slug}/deals.json"
     envelope, items = _items_stream(root, rel)
     _envelope(envelope, rel, city.slug)
+    written_at = _written_at(envelope)
     try:
         with transaction.atomic():  # a savepoint, so that the fallback starts clean
-            counts = _deals_from(items, rel, city, venue_ids, bar, tree, catalog)
+            counts = _deals_from(items, rel, city, venue_ids, bar, tree, catalog, written_at)
     except _NotLineDelimited:
         # Valid JSON laid out otherwise (pretty-printed, say): parse the whole file instead.
         data = _load(root, rel)
-        counts = _deals_from(iter(_array(data, rel)), rel, city, venue_ids, bar, tree, catalog)
+        counts = _deals_from(
+            iter(_array(data, rel)), rel, city, venue_ids, bar, tree, catalog, written_at
+        )
     result.deals += counts[0]
     result.checks_created += counts[1]
     return counts[0]
@@ -835,11 +843,14 @@ def _deals_from(
     bar: bool,
     tree: set[int],
     catalog: _Catalog,
+    written_at: dt.datetime,
 ) -> tuple[int, int]:
     """Validate and upsert prices as they come; returns (prices, checks created). `tree`:
     the price ids of the cities read before, the seen ones added. A price names beers, brands
-    and formats of the tree's catalog.json (not others the database holds)."""
+    and formats of the tree's catalog.json (not others the database holds), and was seen
+    and checked before the file was written (its `updated_at`, a minute's leeway)."""
     counts = [0, 0]
+    latest = (written_at + WRITTEN_LEEWAY).timestamp()
     beers, beer_brands = {}, {}
     for slug, beer_id, brand_slug in Beer.objects.values_list("slug", "id", "brand__slug"):
         if slug in catalog.beers:
@@ -886,6 +897,9 @@ def _deals_from(
             raise refuse("not in catalog.json formats", "format_code")
         if item["valid_from"] and item["valid_until"] and item["valid_from"] > item["valid_until"]:
             raise refuse("is before valid_from", "valid_until")
+        for key in ("created_at", "verified_at"):
+            if item[key].timestamp() > latest:
+                raise refuse("is after the file was written (its updated_at)", key)
         # price_per_litre_cents is derived (price, units, the format's volume): the database
         # computes its own, so a tree rounding it another way is not refused for it.
         format_id, volume_ml = formats[item["format_code"]]
@@ -990,6 +1004,10 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
     data = _load(root, rel)
     _envelope(data, rel, city.slug)
     now = timezone.now()
+    written_at = _written_at(data)
+    # The months that had ended in the city when the tree was written (a minute's leeway:
+    # a month ending while the source wrote its files)
+    ended = last_ended_month(city.tz, min(written_at - WRITTEN_LEEWAY, now))
     cells, seen = [], set()
     raw_items = _array(data, rel)
     for i, raw in enumerate(raw_items):
@@ -1011,6 +1029,12 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
             raise refuse("min_cents ≤ p25_cents ≤ median_cents ≤ p75_cents fails", "p25_cents")
         if item["final"] and not month_is_final(item["month"], city.tz, now):
             raise refuse(f"is true, yet the month has not ended in {city.timezone}", "final")
+        if not item["final"] and item["month"] <= ended:
+            raise refuse(
+                f"is false, yet the month had ended in {city.timezone} when the file was "
+                "written (its updated_at)",
+                "final",
+            )
         cell = (item["month"], item["scope"], item["key"])
         if cell in seen:
             raise refuse("repeated cell (month, scope, key)", "key")
@@ -1019,7 +1043,6 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
             cells.append(PriceIndexHistory(city=city, **item))
     # The source closed every month that had ended in the city when it wrote the tree, those
     # without cells too: the mirror serves them as the source did (never reopening one).
-    written_at = _written_at(data)
     months = {cell.month for cell in cells}
     source_closed = max(last_ended_month(city.tz, min(written_at, now)), *months)
     # An upsert of the tree's final months: the months this database closed itself and the
@@ -1400,6 +1423,46 @@ def _withdraw(city: City, venue_ids: set[int], deal_ids: set[int], result: Impor
         )
 
 
+def _withdraw_neighbourhoods(city: City, features: set[str], result: ImportResult) -> None:
+    """--mirror: the city's bairros that neighbourhoods.geojson does not have lose their
+    boundary (the source has none), and those no bar names any more are deleted."""
+    others = Neighbourhood.objects.filter(city=city).exclude(slug__in=features)
+    others.exclude(boundary=None).update(boundary=None)
+    deleted, _ = others.filter(venues=None).delete()
+    result.withdrawn_neighbourhoods += deleted
+
+
+def _withdraw_catalog(catalog: _Catalog, result: ImportResult) -> None:
+    """--mirror: the beers, brands and formats catalog.json does not list are deleted, but for
+    those a row here still names (a price the mirror retired, a submission or a menu draft
+    waiting here): they stay, and a note says how many."""
+    kept = 0
+    for model, key, listed in (
+        (Beer, "slug", catalog.beers),
+        (Brand, "slug", catalog.brands),  # after the beers: a brand is named by its beers
+        (Format, "code", catalog.formats),
+    ):
+        for obj in model.objects.exclude(**{f"{key}__in": listed}):
+            if _named_elsewhere(obj):
+                kept += 1
+            else:
+                obj.delete()
+                result.withdrawn_catalog += 1
+    if kept:
+        result.notes.append(
+            f"kept {kept} brands, beers or formats catalog.json no longer lists: "
+            "prices, submissions or menu drafts here still name them"
+        )
+
+
+def _named_elsewhere(obj) -> bool:
+    """Whether any row points at `obj` (every relation to its model, whatever its on_delete)."""
+    return any(
+        relation.related_model._base_manager.filter(**{relation.field.name: obj}).exists()
+        for relation in obj._meta.related_objects
+    )
+
+
 IMPORTED_TABLES = (City, Neighbourhood, Venue, Brand, Beer, Format, Deal, PriceCheck)
 
 
@@ -1410,6 +1473,19 @@ def _reset_sequences() -> None:
         with connection.cursor() as cursor:
             for sql in statements:
                 cursor.execute(sql)
+
+
+def _refuse_unlisted_cities(root: Path, cities: list[City]) -> None:
+    """A folder of a city's files that cities.json does not list: a tree of two exports, or
+    a city left out by mistake; loading the rest would drop it without a word."""
+    listed = {city.slug for city in cities}
+    for path in sorted(root.iterdir()):
+        if path.name in listed or not path.is_dir():
+            continue
+        if any((path / name).exists() for name in CITY_FILES):
+            raise ImportRefused(
+                f"{path.name}/", "holds a city's files, yet cities.json does not list the city"
+            )
 
 
 def datasets_import(
@@ -1424,6 +1500,7 @@ def datasets_import(
     result = ImportResult()
     with transaction.atomic():
         cities = _import_cities(root, result)
+        _refuse_unlisted_cities(root, cities)
         catalog = _import_catalog(root, result)
         venues_of: dict[int, str] = {}
         venue_digests: dict[str, dict[int, bytes]] = {}
@@ -1437,6 +1514,7 @@ def datasets_import(
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of, catalog)
             if mirror:
                 _withdraw(city, set(venue_ids), deals_of, result)
+                _withdraw_neighbourhoods(city, set(hood_names), result)
             index_items = _import_price_index(root, city, result, mirror)
             counts[city.slug] = {
                 "deals": deals,
@@ -1454,6 +1532,7 @@ def datasets_import(
             }
         _check_index(root, counts)
         if mirror:
+            _withdraw_catalog(catalog, result)
             result.withdrawn_cities = (
                 City.objects.filter(active=True)
                 .exclude(pk__in=[city.pk for city in cities])

@@ -622,6 +622,22 @@ def _close_index_months(now: dt.datetime) -> None:
         price_index_close_ended(city, now)
 
 
+def _drop_other_cities(root: Path, counts: dict) -> None:
+    """A plain tree written over an older one: the files of cities it no longer has go (the
+    tree would list a city its folders hold no more, and an import refuses a folder of a city
+    that cities.json does not list). Only the datasets' own file names are deleted."""
+    for folder in root.iterdir():
+        if folder.name in counts or not folder.is_dir() or folder.is_symlink():
+            continue
+        ours = [folder / name for name in CITY_FILES if (folder / name).is_file()]
+        if not ours:
+            continue
+        for path in ours:
+            path.unlink()
+        with contextlib.suppress(OSError):  # it holds other files: it stays
+            folder.rmdir()
+
+
 def datasets_export(
     *, directory: Path | None = None, now: dt.datetime | None = None, progress: bool | None = None
 ) -> ExportResult:
@@ -645,6 +661,8 @@ def datasets_export(
             root.mkdir(parents=True, exist_ok=True)
         hashes = stack.enter_context(Hashes(root))
         updated_at, counts, fingerprint = _write_tree(root, now=now, bar=bar, hashes=hashes)
+        if directory is not None:
+            _drop_other_cities(root, counts)
         order = tree_files(counts)
         files = hashes.results(order)
         result = ExportResult(

@@ -193,6 +193,100 @@ def test_a_mirror_follows_what_its_source_withdrew(world, exported, tmp_path):
     assert Deal.objects.get(pk=world.deals.regular.pk).status == "published"
 
 
+def test_a_mirror_follows_its_source_withdrawing_catalogue_entries_and_bairros(
+    world, exported, tmp_path, capsys
+):
+    """T1, then at the source a brand, a beer, a format and a bairro with its boundary are
+    added (T2) and withdrawn again (T1's files): a mirror of T2 gives T1's files after
+    `--mirror` T1, but keeps a format a price it holds still names, and says so."""
+    from beers.models import Beer, Brand, Format, Neighbourhood
+
+    xingu = Brand.objects.create(slug="xingu", name="Xingu")
+    Beer.objects.create(slug="xingu-black", name="Xingu Black", brand=xingu)
+    Format.objects.create(
+        code="lata_999", type="lata", volume_ml=999, label_pt="lata 999 ml", label_en="999 ml can"
+    )
+    Format.objects.create(
+        code="lata_998", type="lata", volume_ml=998, label_pt="lata 998 ml", label_en="998 ml can"
+    )
+    with_boundary = Neighbourhood.objects.exclude(boundary=None).first()
+    Neighbourhood.objects.create(
+        city=with_boundary.city, slug="aaa-novo", name="Novo", boundary=with_boundary.boundary
+    )
+    t2 = tmp_path / "t2"
+    datasets_export(directory=t2, progress=False)
+    assert "xingu" in (t2 / "catalog.json").read_text()
+    wipe_database()
+    datasets_import(t2, progress=False)
+    # a price of the mirror's own that names a format T1 does not list (retired here)
+    retired = Deal.objects.order_by("id").first()
+    retired.pk, retired.id, retired.status = None, None, "retired"
+    retired.format = Format.objects.get(code="lata_998")
+    retired.save()
+
+    call_command("import_datasets", str(exported), "--mirror", verbosity=2)
+    out, err = capsys.readouterr()
+    assert "1 bairros, 3 brands, beers or formats" in out
+    assert "kept 1 brands, beers or formats" in err
+    assert not Brand.objects.filter(slug="xingu").exists()
+    assert not Neighbourhood.objects.filter(slug="aaa-novo").exists()
+    assert Format.objects.filter(code="lata_998").exists()
+    Deal.objects.filter(pk=retired.pk).delete()
+    Format.objects.filter(code="lata_998").delete()
+    mirrored = tmp_path / "mirrored"
+    datasets_export(directory=mirrored, progress=False)
+    assert_same_trees(exported, mirrored)
+
+
+def test_a_mirror_drops_the_boundary_its_source_no_longer_has(world, exported, tmp_path):
+    """A bairro its source keeps for a bar, without a boundary now: no feature here either."""
+    from beers.models import Neighbourhood
+
+    hood = Neighbourhood.objects.exclude(boundary=None).filter(venues__isnull=False).first()
+    source = tmp_path / "source"
+    shutil.copytree(exported, source)
+    path = source / hood.city.slug / "neighbourhoods.geojson"
+    data = read_json(path)
+    data["features"] = [f for f in data["features"] if f["properties"]["slug"] != hood.slug]
+    path.write_text(json.dumps(data))
+    datasets_import(source, progress=False, mirror=True)
+    hood.refresh_from_db()
+    assert hood.boundary is None and hood.venues.exists()
+    mirrored = tmp_path / "mirrored"
+    datasets_export(directory=mirrored, progress=False)
+    assert read_json(mirrored / hood.city.slug / "neighbourhoods.geojson") == data
+
+
+def test_a_city_folder_that_cities_json_does_not_list_is_refused(world, exported):
+    before = _snapshot()
+    shutil.copytree(exported / "manaus", exported / "belem")
+    with pytest.raises(ImportRefused, match=r"^belem/: holds a city's files, yet cities\.json"):
+        datasets_import(exported, progress=False)
+    assert _snapshot() == before
+    (exported / "notes").mkdir()  # a folder of other things is no city
+    (exported / "notes" / "readme.txt").write_text("mine")
+    shutil.rmtree(exported / "belem")
+    datasets_import(exported, progress=False)
+
+
+def test_a_tree_written_over_an_older_one_drops_the_files_of_cities_it_no_longer_has(
+    world, exported, tmp_path
+):
+    City.objects.filter(slug="manaus").update(active=False)
+    (exported / "manaus" / "mine.txt").write_text("not the export's")
+    shutil.copytree(exported / "sao-paulo", exported / "gone")
+    datasets_export(directory=exported, progress=False)
+    assert not (exported / "gone").exists()
+    assert sorted(p.name for p in (exported / "manaus").iterdir()) == ["mine.txt"]
+    datasets_import(exported, progress=False)  # no city folder cities.json lacks
+
+
+@pytest.mark.parametrize("where", ["index.json", "missing/../index.json/x"])
+def test_export_into_a_path_that_cannot_be_a_folder_says_why(exported, where):
+    with pytest.raises(CommandError, match="cannot be made a folder"):
+        call_command("export_datasets", "--dir", str(exported / where))
+
+
 def test_a_mirror_keeps_the_prices_of_a_bar_its_source_closed(world, exported, tmp_path):
     """A closed bar's prices are in no deals.json, yet its source keeps them published (they
     come back if it reopens): the mirror does not retire them either."""
@@ -264,6 +358,11 @@ def _snapshot():
         PriceCheck.objects.count(),
         list(City.objects.order_by("id").values_list("slug", "name", "active")),
     )
+
+
+def _written(data: dict) -> int:
+    """A file's updated_at in unix seconds."""
+    return int(dt.datetime.fromisoformat(data["updated_at"]).timestamp())
 
 
 def _break(root, rel, mutate):
@@ -426,6 +525,21 @@ def _break(root, rel, mutate):
             "sao-paulo/price-index.json",
             lambda d: d["items"][0].update(month="2999-01", final=True),
             ["sao-paulo/price-index.json", "item 0 (id 2999-01)", 'field "final"'],
+        ),
+        (  # a month that had ended when the file was written is final
+            "sao-paulo/price-index.json",
+            lambda d: d["items"][0].update(month="2020-01", final=False),
+            ["sao-paulo/price-index.json", "item 0 (id 2020-01)", 'field "final"', "is false"],
+        ),
+        (  # checked after the file was written: an hour after its updated_at
+            "sao-paulo/deals.json",
+            lambda d: d["items"][1].update(verified_at=_written(d) + 3600),
+            ["sao-paulo/deals.json", "item 1 (id {})", 'field "verified_at"', "after the file"],
+        ),
+        (
+            "sao-paulo/deals.json",
+            lambda d: d["items"][0].update(created_at=_written(d) + 61),
+            ["sao-paulo/deals.json", "item 0 (id {})", 'field "created_at"', "after the file"],
         ),
         (
             "sao-paulo/price-index.json",

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from datasets.management.quiet import is_quiet, quiet_logs
 from datasets.services import datasets_export, datasets_export_if_changed
@@ -24,6 +24,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, dir=None, if_changed=False, **options):
         quiet = is_quiet(self, options)
+        if dir is not None:
+            try:
+                dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CommandError(f"{dir}: cannot be made a folder ({exc.strerror})") from None
         with quiet_logs(quiet):
             if if_changed and dir is None:
                 result = datasets_export_if_changed()

@@ -46,5 +46,6 @@ class Command(BaseCommand):
         if mirror:
             self.stdout.write(
                 f"withdrawn: {result.withdrawn_cities} cities, {result.withdrawn_venues} bars, "
-                f"{result.withdrawn_deals} prices"
+                f"{result.withdrawn_deals} prices, {result.withdrawn_neighbourhoods} bairros, "
+                f"{result.withdrawn_catalog} brands, beers or formats"
             )
