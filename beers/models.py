@@ -52,6 +52,16 @@ def validate_city_slug(value: str) -> None:
         )
 
 
+# What a moderator reads when a form breaks one of the tables' own rules (the constraints'
+# default names the rule, as "Constraint “venue_lat_range” is violated").
+SLUG_MESSAGE = _(
+    "Slug: letras minúsculas e dígitos, em grupos unidos por um hífen (vila-madalena)."
+)
+LAT_MESSAGE = _("Latitude: de -90 a 90.")
+LNG_MESSAGE = _("Longitude: de -180 a 180.")
+PRICE_MESSAGE = _("Preço: de R$ 0,01 a R$ 10.000,00.")
+
+
 class City(models.Model):
     slug = models.SlugField(max_length=80, unique=True, validators=[validate_city_slug])
     name = models.CharField(_("nome"), max_length=80)
@@ -71,11 +81,31 @@ class City(models.Model):
         verbose_name_plural = _("cidades")
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="city_slug_format"),
-            models.CheckConstraint(condition=Q(state__in=UF_CODES), name="city_state_uf"),
-            models.CheckConstraint(condition=Q(lat__gte=-90, lat__lte=90), name="city_lat_range"),
-            models.CheckConstraint(condition=Q(lng__gte=-180, lng__lte=180), name="city_lng_range"),
-            models.CheckConstraint(condition=~Q(timezone=""), name="city_timezone_set"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=SLUG_RE),
+                name="city_slug_format",
+                violation_error_message=SLUG_MESSAGE,
+            ),
+            models.CheckConstraint(
+                condition=Q(state__in=UF_CODES),
+                name="city_state_uf",
+                violation_error_message=_("Estado: a sigla de uma UF (SP, RJ, …)."),
+            ),
+            models.CheckConstraint(
+                condition=Q(lat__gte=-90, lat__lte=90),
+                name="city_lat_range",
+                violation_error_message=LAT_MESSAGE,
+            ),
+            models.CheckConstraint(
+                condition=Q(lng__gte=-180, lng__lte=180),
+                name="city_lng_range",
+                violation_error_message=LNG_MESSAGE,
+            ),
+            models.CheckConstraint(
+                condition=~Q(timezone=""),
+                name="city_timezone_set",
+                violation_error_message=_("Informe o fuso horário (America/Sao_Paulo, …)."),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -108,7 +138,9 @@ class Neighbourhood(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["city", "slug"], name="neighbourhood_slug_per_city"),
             models.CheckConstraint(
-                condition=Q(slug__regex=SLUG_RE), name="neighbourhood_slug_format"
+                condition=Q(slug__regex=SLUG_RE),
+                name="neighbourhood_slug_format",
+                violation_error_message=SLUG_MESSAGE,
             ),
         ]
 
@@ -168,18 +200,31 @@ class Venue(models.Model):
         ordering = ["city", "name"]
         constraints = [
             models.UniqueConstraint(fields=["city", "slug"], name="venue_slug_per_city"),
-            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="venue_slug_format"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=SLUG_RE),
+                name="venue_slug_format",
+                violation_error_message=SLUG_MESSAGE,
+            ),
             models.CheckConstraint(condition=Q(kind__in=VenueKind.values), name="venue_kind_valid"),
             models.CheckConstraint(
                 condition=Q(status__in=VenueStatus.values), name="venue_status_valid"
             ),
-            models.CheckConstraint(condition=Q(lat__gte=-90, lat__lte=90), name="venue_lat_range"),
             models.CheckConstraint(
-                condition=Q(lng__gte=-180, lng__lte=180), name="venue_lng_range"
+                condition=Q(lat__gte=-90, lat__lte=90),
+                name="venue_lat_range",
+                violation_error_message=LAT_MESSAGE,
+            ),
+            models.CheckConstraint(
+                condition=Q(lng__gte=-180, lng__lte=180),
+                name="venue_lng_range",
+                violation_error_message=LNG_MESSAGE,
             ),
             models.CheckConstraint(
                 condition=Q(instagram="") | Q(instagram__regex=INSTAGRAM_RE),
                 name="venue_instagram_format",
+                violation_error_message=_(
+                    "Instagram: de 1 a 30 letras minúsculas, dígitos, pontos e _, sem @."
+                ),
             ),
         ]
         indexes = [models.Index(fields=["city", "lat", "lng"], name="venue_city_point")]
@@ -218,7 +263,11 @@ class Brand(models.Model):
         verbose_name_plural = _("marcas")
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="brand_slug_format"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=SLUG_RE),
+                name="brand_slug_format",
+                violation_error_message=SLUG_MESSAGE,
+            ),
         ]
 
     def __str__(self) -> str:
@@ -237,7 +286,11 @@ class Beer(models.Model):
         verbose_name_plural = _("cervejas")
         ordering = ["name"]
         constraints = [
-            models.CheckConstraint(condition=Q(slug__regex=SLUG_RE), name="beer_slug_format"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=SLUG_RE),
+                name="beer_slug_format",
+                violation_error_message=SLUG_MESSAGE,
+            ),
         ]
 
     def __str__(self) -> str:
@@ -286,13 +339,21 @@ class Format(models.Model):
         ordering = ["type", "volume_ml"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(code__regex=FORMAT_CODE_RE), name="format_code_pattern"
+                condition=Q(code__regex=FORMAT_CODE_RE),
+                name="format_code_pattern",
+                violation_error_message=_("Código: o tipo e o volume em ml, como garrafa_600."),
             ),
             models.CheckConstraint(
-                condition=Q(type__regex=FORMAT_TYPE_RE), name="format_type_valid"
+                condition=Q(type__regex=FORMAT_TYPE_RE),
+                name="format_type_valid",
+                violation_error_message=_(
+                    "Tipo: palavras de letras minúsculas unidas por _, como long_neck."
+                ),
             ),
             models.CheckConstraint(
-                condition=Q(volume_ml__gt=0, volume_ml__lte=20000), name="format_volume_range"
+                condition=Q(volume_ml__gt=0, volume_ml__lte=20000),
+                name="format_volume_range",
+                violation_error_message=_("Volume: de 1 a 20.000 ml."),
             ),
             # decisions.md: codes are {type}_{volume_ml}
             models.CheckConstraint(
@@ -465,9 +526,12 @@ class Deal(models.Model):
             models.CheckConstraint(
                 condition=Q(price_cents__gt=0, price_cents__lte=PRICE_MAX_CENTS),
                 name="deal_price_range",
+                violation_error_message=PRICE_MESSAGE,
             ),
             models.CheckConstraint(
-                condition=Q(units__gte=1, units__lte=50), name="deal_units_range"
+                condition=Q(units__gte=1, units__lte=50),
+                name="deal_units_range",
+                violation_error_message=_("Unidades: de 1 a 50."),
             ),
             models.CheckConstraint(condition=Q(volume_ml__gt=0), name="deal_volume_positive"),
             models.CheckConstraint(
@@ -481,22 +545,26 @@ class Deal(models.Model):
                 condition=Q(open_bar_minutes__isnull=True)
                 | Q(open_bar_minutes__gt=0, open_bar_minutes__lte=1440),
                 name="deal_open_bar_minutes_range",
+                violation_error_message=_("Minutos de open bar: de 1 a 1.440."),
             ),
             models.CheckConstraint(
                 condition=Q(service_charge_pct__isnull=True)
                 | Q(service_charge_pct__gte=0, service_charge_pct__lte=30),
                 name="deal_service_charge_range",
+                violation_error_message=_("Taxa de serviço: de 0 a 30%%."),
             ),
             models.CheckConstraint(
                 condition=Q(couvert_cents__isnull=True)
                 | Q(couvert_cents__gte=0, couvert_cents__lte=100_000),
                 name="deal_couvert_range",
+                violation_error_message=_("Couvert: de R$ 0,00 a R$ 1.000,00."),
             ),
             models.CheckConstraint(
                 condition=Q(valid_from__isnull=True)
                 | Q(valid_until__isnull=True)
                 | Q(valid_from__lte=F("valid_until")),
                 name="deal_validity_order",
+                violation_error_message=_("A validade termina antes de começar."),
             ),
         ]
         indexes = [
@@ -584,6 +652,7 @@ class PriceCheck(models.Model):
             models.CheckConstraint(
                 condition=Q(price_cents__gt=0, price_cents__lte=PRICE_MAX_CENTS),
                 name="pricecheck_price_range",
+                violation_error_message=PRICE_MESSAGE,
             ),
             models.CheckConstraint(
                 condition=Q(source__in=CheckSource.values), name="pricecheck_source_valid"

@@ -427,7 +427,11 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
             self._warn_if_never_ranked(request, deal)
             return True
         if decision == "reject":
-            reason = (request.POST.get("reason_text") or request.POST.get("reason") or "").strip()
+            # the typed reason, else the chosen one (a box left with spaces is left empty)
+            reason = (
+                request.POST.get("reason_text", "").strip()
+                or request.POST.get("reason", "").strip()
+            )
             call = lambda: review.submission_reject(submission_id=sub.pk, reason=reason)  # noqa: E731
             done = f"recusado: {reason}"
         elif decision == "merge":

@@ -263,6 +263,40 @@ def test_minutes_of_an_open_bar_only_on_an_open_bar(admin):
     assert Deal.objects.get(pk=open_bar.pk).open_bar_minutes == 90
 
 
+@pytest.mark.parametrize(
+    ("model", "changes", "message"),
+    [
+        (Deal, {"units": 51}, "Unidades: de 1 a 50."),
+        (Deal, {"service_charge_pct": 31}, "Taxa de serviço: de 0 a 30%."),
+        (Deal, {"couvert_cents": 100_001}, "Couvert: de R$ 0,00 a R$ 1.000,00."),
+        (
+            Deal,
+            {"valid_from": "2026-12-10", "valid_until": "2026-12-01"},
+            "A validade termina antes de começar.",
+        ),
+        (Venue, {"lat": 95}, "Latitude: de -90 a 90."),
+        (Venue, {"lng": 200}, "Longitude: de -180 a 180."),
+        (Venue, {"instagram": "@quiosque"}, "Instagram: de 1 a 30 letras minúsculas"),
+        (City, {"lat": -95}, "Latitude: de -90 a 90."),
+    ],
+)
+def test_a_form_breaking_a_tables_rule_says_what_to_fix(admin, model, changes, message):
+    """The constraint's own message, not "Constraint “deal_units_range” is violated"."""
+    row = model.objects.order_by("pk").first()
+    url = admin_url(model, "change", row.pk)
+    data = form_data(admin.get(url))
+    data.update(changes)
+
+    with translation.override("pt-br"):
+        response = admin.post(url, data)
+
+    assert response.status_code == 200
+    errors = " ".join(str(e) for e in response.context["adminform"].form.non_field_errors())
+    assert message in errors and "Constraint" not in errors
+    row_after = model.objects.get(pk=row.pk)
+    assert all(getattr(row_after, name) == getattr(row, name) for name in changes)
+
+
 def test_a_bars_attributes_are_ticked_not_typed(admin):
     """The JSON box took `null` (a 500: the column is NOT NULL) and any text."""
     venue = Venue.objects.filter(attributes=[]).first()

@@ -414,6 +414,19 @@ def test_a_reject_needs_a_reason(mod, world, api, writes_open):
     assert PriceSubmission.objects.get(pk=sub.pk).state == ReviewState.PENDING
 
 
+def test_a_reason_chosen_is_taken_when_the_box_beside_it_holds_only_spaces(
+    mod, world, api, writes_open
+):
+    sub = submit(api, world)
+    decide(mod, sub, decision="reject", reason="repetido", reason_text="   ")
+    sub.refresh_from_db()
+    assert (sub.state, sub.decision_note) == (ReviewState.REJECTED, "repetido")
+    typed = submit(api, world, price=6.0)
+    decide(mod, typed, decision="reject", reason="repetido", reason_text=" foto de outro bar ")
+    typed.refresh_from_db()
+    assert typed.decision_note == "foto de outro bar"
+
+
 def test_merge_updates_the_listed_price_and_counts_a_check(mod, world, api, writes_open):
     sub = submit(api, world, price=11.0, nickname="Lu")
     checks = world.deal.checks.count()
