@@ -707,8 +707,9 @@ def deal_amount_set(*, deal_id: int, price_cents: int) -> Deal:
 
 @transaction.atomic
 def deal_correct(*, deal_id: int, price_cents: int, report_id: int | None = None) -> Deal:
-    """The moderator knows the right amount: the price takes it with a moderator check, its
-    disputes are upheld and it is back in the rankings (a linked report is resolved)."""
+    """The moderator knows the right amount: the price takes it with a moderator check and
+    is back in the rankings (a linked report is resolved); its disputes are upheld, or
+    dismissed when the amount stands (the price was right)."""
     if not 0 < price_cents <= PRICE_MAX_CENTS:
         raise ReviewError(_("Preço fora dos limites."))
     deal = _lock_deal(deal_id)
@@ -719,7 +720,8 @@ def deal_correct(*, deal_id: int, price_cents: int, report_id: int | None = None
         report = _lock_pending(Report, report_id)
         if report.deal_id != deal.pk:
             raise ReviewError(_("Esse relato é sobre outro preço."))
-    _close_disputes(deal, ReviewState.APPROVED)
+    stands = price_cents == deal.price_cents
+    _close_disputes(deal, ReviewState.REJECTED if stands else ReviewState.APPROVED)
     deal_set_standing(deal=deal, status=DealStatus.PUBLISHED)
     deal = deal_record_check(deal=deal, source=CheckSource.MODERATOR, price_cents=price_cents)
     if report is not None:

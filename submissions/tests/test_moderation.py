@@ -1249,6 +1249,18 @@ def test_correcting_a_disputed_price_in_its_form_decides_its_disputes(mod, world
     assert response.status_code == 302, response.context["adminform"].form.errors
     deal = Deal.objects.get(pk=world.deal.pk)
     assert (deal.status, deal.price_cents, deal.open_disputes) == ("published", 1234, 0)
+    assert set(DealDispute.objects.values_list("state", flat=True)) == {ReviewState.APPROVED}
+
+
+def test_a_correction_at_the_same_amount_dismisses_the_disputes(mod, world, api, writes_open):
+    """The moderator checked and the amount stands: the disputes were wrong."""
+    dispute_three_times(api, world.deal, price=14.0)
+    same = Deal.objects.get(pk=world.deal.pk).price_cents
+    url = reverse("admin:submissions_disputeddeal_correct", args=[world.deal.pk])
+    mod.post(url, {"price": f"{same // 100},{same % 100:02d}"})
+    deal = Deal.objects.get(pk=world.deal.pk)
+    assert (deal.status, deal.price_cents, deal.open_disputes) == ("published", same, 0)
+    assert set(DealDispute.objects.values_list("state", flat=True)) == {ReviewState.REJECTED}
 
 
 def test_record_check_leaves_disputed_prices_to_the_queue_and_is_logged(
