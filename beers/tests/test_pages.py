@@ -442,6 +442,34 @@ def test_on_a_phone_every_price_shows_whole_with_its_per_litre_and_age(
     assert notes
 
 
+@pytest.mark.browser
+@pytest.mark.live
+@pytest.mark.django_db(transaction=True)
+def test_pages_break_no_rule_of_their_content_security_policy(live_server, world, settings):
+    """Each kind of page, under its policy: nothing refused (a refusal is a console error)."""
+    from beers.csp import PAGE_POLICY
+
+    errors = []
+    with browser_page(settings, 1000) as (page, _):
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        for path in ("/", "/sao-paulo", "/sao-paulo/boteco-do-ze", "/en/sao-paulo", "/x/y/z"):
+            response = page.goto(f"{live_server.url}{path}")
+            assert response.headers["content-security-policy"] == PAGE_POLICY, path
+            assert page.evaluate("getComputedStyle(document.body).margin") != "8px", path
+    assert [e for e in errors if "404" not in e] == []
+
+
+def test_only_the_sites_own_pages_get_its_policy(client, world, admin_client):
+    from beers.csp import PAGE_POLICY
+
+    assert client.get("/sao-paulo")["Content-Security-Policy"] == PAGE_POLICY
+    assert client.get("/nowhere")["Content-Security-Policy"] == PAGE_POLICY  # the 404 page
+    optout = client.get("/api/v1/optout/1." + "a" * 43)  # the same page for every token
+    assert optout.status_code == 200 and optout["Content-Security-Policy"] == PAGE_POLICY
+    for path in ("/admin/", "/api/v1/docs", "/api/v1/cities.json", "/api/v1/status"):
+        assert "Content-Security-Policy" not in admin_client.get(path), path
+
+
 # --- page details -----------------------------------------------------------------------------
 
 
