@@ -1,4 +1,7 @@
+from urllib.parse import urlsplit
+
 from django.apps import AppConfig
+from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 
 RATE_SETTINGS = ("READ_RATE_LIMIT", "WRITE_RATE_LIMIT", "ADMIN_LOGIN_RATE_LIMIT")
@@ -32,3 +35,25 @@ def check_settings() -> None:
         raise ImproperlyConfigured(
             f"TRUSTED_PROXY_CIDRS: {exc} (an address or a network, CIDR)"
         ) from None
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def site_url_is_public(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """`manage.py check --deploy`: SITE_URL is written into every answer's attribution (the
+    `source` and `attribution` the ODbL asks users to credit), every `url` and the open files
+    that people mirror; left at its default, production published http://127.0.0.1:8000."""
+    from django.conf import settings
+
+    parts = urlsplit(settings.SITE_URL)
+    host = parts.hostname or ""
+    local = host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
+    if parts.scheme == "https" and not local:
+        return []
+    return [
+        checks.Warning(
+            f"SITE_URL is {settings.SITE_URL!r}: the attribution and every link the answers and "
+            "the open files publish would name it.",
+            hint="Set SITE_URL to the service's public https address.",
+            id="beers.W001",
+        )
+    ]

@@ -17,7 +17,9 @@ def trusted_networks(cidrs: tuple[str, ...]):
     return tuple(ipaddress.ip_network(c.strip(), strict=False) for c in cidrs if c.strip())
 
 
-def _is_trusted(addr: str) -> bool:
+def is_trusted_proxy(addr: str) -> bool:
+    """Whether a peer's address is one of TRUSTED_PROXY_CIDRS (whose forwarding headers are
+    believed)."""
     try:
         ip = ipaddress.ip_address(addr)
     except ValueError:
@@ -39,14 +41,14 @@ def client_ip_from_meta(meta) -> str:
     """REMOTE_ADDR, unless it is a trusted proxy: then CF-Connecting-IP, then the right-most
     X-Forwarded-For entry that is not itself a trusted proxy."""
     remote = meta.get("REMOTE_ADDR", "") or ""
-    if not _is_trusted(remote):
+    if not is_trusted_proxy(remote):
         return remote
     cf = _valid_ip(meta.get("HTTP_CF_CONNECTING_IP", "") or "")
     if cf:
         return cf
     for entry in reversed((meta.get("HTTP_X_FORWARDED_FOR", "") or "").split(",")):
         ip = _valid_ip(entry)
-        if ip and not _is_trusted(ip):
+        if ip and not is_trusted_proxy(ip):
             return ip
     return remote
 
@@ -78,7 +80,7 @@ def address_hash(ip: str) -> str:
 
 
 def _drop_untrusted_proto(request) -> None:
-    if "HTTP_X_FORWARDED_PROTO" in request.META and not _is_trusted(
+    if "HTTP_X_FORWARDED_PROTO" in request.META and not is_trusted_proxy(
         request.META.get("REMOTE_ADDR", "") or ""
     ):
         del request.META["HTTP_X_FORWARDED_PROTO"]

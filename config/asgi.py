@@ -31,13 +31,15 @@ from django.core.wsgi import get_wsgi_application  # noqa: E402
 django_app = get_asgi_application()
 django_reads = WSGIMiddleware(get_wsgi_application(), workers=settings.WEB_READ_THREADS)
 
-from config import beat  # noqa: E402
+from config import beat, https  # noqa: E402
 from config.bodies import BodyGone, BodyLate, BodyTooLarge, read_body  # noqa: E402
 from datasets import views as datasets_views  # noqa: E402
 from datasets.services import CITY_FILES, TOP_FILES  # noqa: E402
 from mcp_bridge.server import build_asgi_app  # noqa: E402
 
 mcp_app, mcp_lifespan = build_asgi_app()
+# Django's HTTPS redirect and security headers, which the MCP app does not pass through
+mcp_secured = https.app(mcp_app)
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 DATASET_FILES = frozenset((*CITY_FILES, *TOP_FILES))
@@ -163,7 +165,7 @@ class Router:
             scope = {**scope, "path": "/mcp", "raw_path": b"/mcp"}
             path = "/mcp"
         if path == "/mcp" or path.startswith("/mcp/"):
-            await mcp_app(scope, receive, send)
+            await mcp_secured(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] == "GET" and _is_dataset_file(path):
             # Downloads of any size, at the client's pace: Django's ASGI handler sends them from
             # the event loop, so a client that stops reading holds no read thread; one that

@@ -12,7 +12,36 @@ from kombu import Queue
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
-env = environ.Env()
+
+class _Env(environ.Env):
+    """django-environ, but for a malformed value: its int and float raised a bare ValueError
+    that named no variable, and its bool read any other word (`ture`) as false."""
+
+    YES = frozenset({"true", "on", "ok", "y", "yes", "1"})  # django-environ's own true words
+    NO = frozenset({"false", "off", "n", "no", "0", ""})
+
+    def bool(self, var, default=environ.Env.NOTSET):
+        raw = os.environ.get(var)
+        if raw is not None and raw.strip().lower() not in self.YES | self.NO:
+            raise ImproperlyConfigured(f"{var}: {raw!r} is neither true nor false")
+        return super().bool(var, default=default)
+
+    def int(self, var, default=environ.Env.NOTSET):
+        try:
+            return super().int(var, default=default)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{var}: {os.environ.get(var)!r} is not a whole number"
+            ) from None
+
+    def float(self, var, default=environ.Env.NOTSET):
+        try:
+            return super().float(var, default=default)
+        except ValueError:
+            raise ImproperlyConfigured(f"{var}: {os.environ.get(var)!r} is not a number") from None
+
+
+env = _Env()
 
 DEBUG = env.bool("DEBUG", default=False)
 ENVIRONMENT = env.str("ENVIRONMENT", default="development" if DEBUG else "production")

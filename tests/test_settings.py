@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +78,7 @@ def _check_deploy(**env):
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(50),
         "SECURE_SSL_REDIRECT": "true",
         "ALLOWED_HOSTS": "breja.example",
+        "SITE_URL": "https://breja.example",
         "FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
     }
     return _manage("check", "--deploy", "--fail-level", "WARNING", **{**production, **env})
@@ -96,6 +98,30 @@ def test_check_deploy_warns_while_the_opt_out_keys_follow_the_secret_key():
     result = _check_deploy(OUTREACH_SECRET=secrets.token_urlsafe(50))
     assert result.returncode != 0
     assert "outreach.W001" in result.stderr and "ADDRESS_HASH_KEY follow" in result.stderr
+
+
+@pytest.mark.parametrize("site_url", ["http://127.0.0.1:8000", "http://breja.example"])
+def test_check_deploy_warns_of_a_site_url_the_public_cannot_use(site_url):
+    """SITE_URL goes into the attribution and every link, the open files' included."""
+    keys = {name: secrets.token_urlsafe(50) for name in ("ADDRESS_HASH_KEY", "OUTREACH_SECRET")}
+    result = _check_deploy(SITE_URL=site_url, **keys)
+    assert result.returncode != 0
+    assert "beers.W001" in result.stderr and site_url in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "words"),
+    [
+        ("WRITE_DAILY_CAP", "abc", "WRITE_DAILY_CAP: 'abc' is not a whole number"),
+        ("DB_POOL_MAX_SIZE", "10.5", "DB_POOL_MAX_SIZE: '10.5' is not a whole number"),
+        ("SECURE_SSL_REDIRECT", "ture", "SECURE_SSL_REDIRECT: 'ture' is neither true nor false"),
+    ],
+)
+def test_a_malformed_number_or_switch_stops_the_start_naming_it(name, value, words):
+    """A bare ValueError named no variable; a misspelt switch was read as false."""
+    result = _manage("check", DEBUG="1", **{name: value})
+    assert result.returncode != 0
+    assert words in result.stderr, result.stderr[-500:]
 
 
 def test_the_html_500_page_names_its_language_and_title():

@@ -27,6 +27,7 @@ class LiveServer:
             host="127.0.0.1",
             port=self.port,
             lifespan="on",
+            proxy_headers=False,  # as README's command: the app reads trusted proxies itself
             log_level="warning",
             access_log=False,
         )

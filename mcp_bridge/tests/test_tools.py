@@ -681,6 +681,42 @@ def test_mcp_with_a_trailing_slash_is_served_not_redirected(live, api):
     assert {t["name"] for t in answer.json()["result"]["tools"]} == TOOL_NAMES
 
 
+def test_mcp_answers_carry_the_sites_security_headers(live, api, settings):
+    settings.SECURE_HSTS_SECONDS = 3600
+    answer = _list_tools_over_raw_http(api)
+    assert answer.status_code == 200
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert answer.headers["referrer-policy"] == "same-origin"
+    assert "strict-transport-security" not in answer.headers  # plain HTTP: not said
+    assert _only_post_answer(api).headers["x-content-type-options"] == "nosniff"
+
+
+def test_mcp_over_plain_http_is_sent_to_https_like_every_page(live, api, settings):
+    """SECURE_SSL_REDIRECT for the whole host: a 308 (a POST stays a POST) to the canonical
+    host, not the one the request names; from a trusted proxy that says https, served."""
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_HSTS_SECONDS = 3600
+    settings.SITE_URL = "http://breja.example"
+    settings.TRUSTED_PROXY_CIDRS = []
+    moved = api.post(
+        "/mcp?x=1", json={}, headers={**HEADERS, "Host": "evil.example"}, follow_redirects=False
+    )
+    assert moved.status_code == 308
+    assert moved.headers["location"] == "https://breja.example/mcp?x=1"
+    # said by a client, not a trusted proxy
+    assert _list_tools_over_raw_http(api, **{"X-Forwarded-Proto": "https"}).status_code == 308
+
+    settings.TRUSTED_PROXY_CIDRS = ["127.0.0.1/32"]
+    served = _list_tools_over_raw_http(api, **{"X-Forwarded-Proto": "https"})
+    assert served.status_code == 200
+    assert served.headers["strict-transport-security"].startswith("max-age=3600")
+
+
+def _only_post_answer(api):
+    return api.get("/mcp", headers=HEADERS, timeout=5)
+
+
 def test_every_method_but_post_is_405_allow_post(live, api):
     """Stateless JSON answers: nothing could come over a GET stream, and no session ends;
     the other methods are not served either, and every 405 says the same."""
