@@ -107,11 +107,7 @@ def menu_photos_read(*, upload_id: int) -> str | None:
                 draft.notes.append(NOT_SURE)
             drafts.append(draft)
     with transaction.atomic():
-        upload = (
-            MenuPhotoUpload.objects.select_for_update()
-            .filter(pk=upload_id, state__in=PHOTO_STATES_OPEN)
-            .first()
-        )
+        upload = _lock_open(upload_id)
         if upload is None:
             return None
         rows = MenuDraft.objects.bulk_create(
@@ -131,10 +127,7 @@ def menu_photos_read(*, upload_id: int) -> str | None:
         approved = menu_drafts_auto_review(upload, rows) if upload.trusted else 0
         if approved:
             datasets_schedule_export()
-        MenuPhoto.objects.filter(upload=upload).delete()  # photos are not kept
-        upload.state = PhotoState.DRAFTED if read else PhotoState.FAILED
-        upload.processed_at = timezone.now()
-        upload.save(update_fields=["state", "processed_at"])
+        _processed(upload, PhotoState.DRAFTED if read else PhotoState.FAILED)
     logger.info(
         "menu photos: upload %s read: %d lines, %d drafts, %d approved",
         upload_id,
@@ -145,27 +138,38 @@ def menu_photos_read(*, upload_id: int) -> str | None:
     return upload.state
 
 
+def _lock_open(upload_id: int) -> MenuPhotoUpload | None:
+    """The upload, locked, while it waits to be read (another worker's reading, read under
+    the lock, wins)."""
+    return (
+        MenuPhotoUpload.objects.select_for_update()
+        .filter(pk=upload_id, state__in=PHOTO_STATES_OPEN)
+        .first()
+    )
+
+
+def _processed(upload: MenuPhotoUpload, state: str) -> None:
+    """The upload read (or given up): its photos deleted (they are not kept), its state set."""
+    MenuPhoto.objects.filter(upload=upload).delete()
+    upload.state = state
+    upload.processed_at = timezone.now()
+    upload.save(update_fields=["state", "processed_at"])
+
+
 def _given_up(upload_id: int) -> bool:
     """Count a reading of an open upload, in a transaction of its own (committed before the
     engine runs); after MAX_READS, the upload is failed and its photos deleted instead: a photo
     that brings its reader down (memory, a crash in the engine) is not read again at each
     restart, nor kept."""
     with transaction.atomic():
-        upload = (
-            MenuPhotoUpload.objects.select_for_update()
-            .filter(pk=upload_id, state__in=PHOTO_STATES_OPEN)
-            .first()
-        )
+        upload = _lock_open(upload_id)
         if upload is None:
             return False  # read meanwhile, or gone: menu_photos_read finds nothing to read
         if upload.read_attempts < MAX_READS:
             upload.read_attempts += 1
             upload.save(update_fields=["read_attempts"])
             return False
-        MenuPhoto.objects.filter(upload=upload).delete()
-        upload.state = PhotoState.FAILED
-        upload.processed_at = timezone.now()
-        upload.save(update_fields=["state", "processed_at"])
+        _processed(upload, PhotoState.FAILED)
     logger.warning("menu photos: upload %s given up after %d readings", upload_id, MAX_READS)
     return True
 
