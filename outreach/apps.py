@@ -30,3 +30,26 @@ def keys_apart_from_the_secret_key(app_configs=None, **kwargs) -> list[checks.Ch
             id="outreach.W001",
         )
     ]
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def mail_from_a_real_domain(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
+    """`manage.py check --deploy`: the service writes to bars, senders and people who opted
+    out from DEFAULT_FROM_EMAIL; from its default, `nao-responda@localhost`, receiving servers
+    cannot check the sender (SPF, DKIM, DMARC) and a one-click unsubscribe (RFC 8058) is not
+    honoured from it."""
+    from email.utils import parseaddr
+
+    from django.conf import settings
+
+    domain = parseaddr(settings.DEFAULT_FROM_EMAIL)[1].rpartition("@")[2].lower()
+    if "." in domain and domain != "localhost" and not domain.endswith(".localhost"):
+        return []
+    return [
+        checks.Warning(
+            f"DEFAULT_FROM_EMAIL is {settings.DEFAULT_FROM_EMAIL!r}: mail from it cannot be "
+            "authenticated by the servers that receive it.",
+            hint="Set DEFAULT_FROM_EMAIL to an address of the service's own domain.",
+            id="outreach.W002",
+        )
+    ]

@@ -5,7 +5,7 @@ import datetime as dt
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Q, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.template.loader import render_to_string
 from django.utils import timezone, translation
@@ -14,7 +14,7 @@ from beers.crypto import blind_index
 from beers.models import Venue
 from beers.selectors.render import venue_url
 
-from .models import Lead, LeadStatus
+from .models import Lead, LeadStatus, OptedOutAddress
 from .tokens import optout_url
 
 
@@ -25,9 +25,10 @@ class ConfirmationNotSent(Exception):
 NO_CHANNEL = dict(by_email=False, by_whatsapp=False, by_instagram=False, by_phone=False)
 
 
-# Leads whose own person opted out, by their token (a confirmation is owed or was sent); a
-# move made in the admin is the moderators' to undo.
-OPTED_OUT = Q(confirmation_due=True) | Q(confirmation_sent_at__isnull=False)
+def address_opted_out(email_index: str) -> bool:
+    """Whether the person at this address opted out by a token (on any lead, deleted or
+    edited since: OptedOutAddress). A move made in the admin is the moderators' to undo."""
+    return bool(email_index) and OptedOutAddress.objects.filter(email_index=email_index).exists()
 
 
 def lead_save(lead: Lead) -> Lead:
@@ -37,12 +38,7 @@ def lead_save(lead: Lead) -> Lead:
     or edited, at an address that opted out before."""
     lead.email_index = blind_index(lead.email) if lead.email else ""
     opted_out = lead.confirmation_due or lead.confirmation_sent_at is not None
-    if opted_out or (
-        lead.email_index
-        and Lead.objects.filter(OPTED_OUT, email_index=lead.email_index)
-        .exclude(pk=lead.pk)
-        .exists()
-    ):
+    if opted_out or address_opted_out(lead.email_index):
         lead.status = LeadStatus.DO_NOT_CONTACT
     if lead.status == LeadStatus.DO_NOT_CONTACT:
         for flag, value in NO_CHANNEL.items():
@@ -77,6 +73,12 @@ def lead_opt_out(*, lead_id: int) -> bool:
         .order_by("id")
         .values_list("id", flat=True)
     )
+    email_index = (
+        Lead.objects.filter(id=lead_id).values_list("email_index", flat=True).first() or ""
+    )
+    # The address opted out and was confirmed before (on a lead deleted or edited since, or
+    # a lead given that address afterwards): one mailbox, one confirmation.
+    confirmed = address_opted_out(email_index)
     moved = (
         Lead.objects.filter(id=lead_id)
         .filter(
@@ -86,16 +88,18 @@ def lead_opt_out(*, lead_id: int) -> bool:
         .update(
             status=LeadStatus.DO_NOT_CONTACT,
             opted_out_at=timezone.now(),
-            confirmation_sent_at=None,
-            confirmation_due=True,
+            confirmation_sent_at=timezone.now() if confirmed else None,
+            confirmation_due=not confirmed,
+            optout_email=None if confirmed else F("email"),  # its confirmation goes there
             **NO_CHANNEL,
         )
     )
-    if moved:
+    if moved and email_index:
+        OptedOutAddress.objects.get_or_create(email_index=email_index)
+    if moved and not confirmed:
         # The same address on other leads (a bar listed twice): the person opted out, and this
         # lead's confirmation is theirs too, so their own tokens change nothing later (one
         # mailbox, one confirmation). A sibling whose own confirmation is under way is left.
-        email_index = Lead.objects.filter(id=lead_id).values_list("email_index", flat=True)[0]
         if email_index:
             Lead.objects.filter(email_index=email_index, confirmation_due=False).exclude(
                 id=lead_id
@@ -143,13 +147,14 @@ def optout_confirmation_send(*, lead_id: int) -> bool:
             }
             subject = render_to_string("outreach/email/optout_subject.txt", context).strip()
             body = render_to_string("outreach/email/optout_body.txt", context)
-        EmailMessage(
-            subject, body, settings.DEFAULT_FROM_EMAIL, [lead.email], reply_to=_reply_to()
-        ).send()
+        # the address that opted out (one a moderator gave the lead since is not asked)
+        to = lead.optout_email or lead.email
+        EmailMessage(subject, body, settings.DEFAULT_FROM_EMAIL, [to], reply_to=_reply_to()).send()
     except Exception as exc:
         Lead.objects.filter(id=lead_id).update(confirmation_sent_at=None, confirmation_due=True)
         # Mail errors may quote the recipient; what reaches the logs names only the lead.
         raise ConfirmationNotSent(f"lead {lead_id}: {type(exc).__name__}") from None
+    Lead.objects.filter(id=lead_id).update(optout_email=None)
     return True
 
 
@@ -191,7 +196,7 @@ def lead_invite(*, lead_id: int) -> bool:
     lead = Lead.objects.filter(id=lead_id).first()
     if lead is None:
         return False
-    if Lead.objects.filter(OPTED_OUT, email_index=lead.email_index).exclude(id=lead_id).exists():
+    if address_opted_out(lead.email_index):
         lead_save(lead)  # do_not_contact, as its address asked
         return False
     claimed = Lead.objects.filter(id=lead_id, status=LeadStatus.NEW, by_email=True).update(

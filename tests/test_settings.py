@@ -79,6 +79,7 @@ def _check_deploy(**env):
         "SECURE_SSL_REDIRECT": "true",
         "ALLOWED_HOSTS": "breja.example",
         "SITE_URL": "https://breja.example",
+        "DEFAULT_FROM_EMAIL": "Breja <nao-responda@breja.example>",
         "FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
     }
     return _manage("check", "--deploy", "--fail-level", "WARNING", **{**production, **env})
@@ -107,6 +108,13 @@ def test_check_deploy_warns_of_a_site_url_the_public_cannot_use(site_url):
     result = _check_deploy(SITE_URL=site_url, **keys)
     assert result.returncode != 0
     assert "beers.W001" in result.stderr and site_url in result.stderr
+
+
+def test_check_deploy_warns_of_mail_from_localhost():
+    keys = {name: secrets.token_urlsafe(50) for name in ("ADDRESS_HASH_KEY", "OUTREACH_SECRET")}
+    result = _check_deploy(DEFAULT_FROM_EMAIL="Breja <nao-responda@localhost>", **keys)
+    assert result.returncode != 0
+    assert "outreach.W002" in result.stderr and "nao-responda@localhost" in result.stderr
 
 
 @pytest.mark.parametrize(

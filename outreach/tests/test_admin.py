@@ -99,3 +99,14 @@ def test_a_move_made_in_the_admin_is_the_moderators_to_undo(staff, lead):
     _post_lead(staff, f"/admin/outreach/lead/{lead.id}/change/")
     lead.refresh_from_db()
     assert (lead.status, lead.by_email, lead.opted_out_at) == (LeadStatus.CONTACTED, True, None)
+
+
+@pytest.mark.parametrize("name", ["Bar Quebra\r\nBcc: evil@example.org", "Bar\tda Praça"])
+def test_a_lead_name_is_one_line(staff, name):
+    """It goes into the invitation's subject, which cannot carry a line break: the invitation
+    then failed for good while the admin said it was queued."""
+    data = {"name": name, "email": "novo@example.com", "venue": "", "status": "new"}
+    response = staff.post("/admin/outreach/lead/add/", data | {"by_email": "on"})
+    assert response.status_code == 200
+    assert "name" in response.context["adminform"].form.errors
+    assert not Lead.objects.filter(email_index=blind_index("novo@example.com")).exists()

@@ -370,6 +370,57 @@ def test_one_mailbox_gets_one_confirmation_whichever_of_its_leads_tokens(client,
     assert [m.to for m in mailoutbox] == [[EMAIL], ["outro@example.com"]]
 
 
+@pytest.mark.parametrize("how", ["deleted", "edited"])
+def test_an_address_stays_opted_out_when_its_lead_is_deleted_or_edited(client, mailoutbox, how):
+    """The opt-out was kept on the lead's row: deleting it, or giving it another address,
+    made the address a new lead could be invited at."""
+    from outreach.models import OptedOutAddress
+
+    first = services.lead_create(name="Bar da Esquina", email=EMAIL)
+    client.post(url(make_token(first.id)))
+    if how == "deleted":
+        first.delete()
+    else:
+        first.email = "outro@example.com"
+        services.lead_save(first)
+    again = services.lead_create(name="Bar da Esquina", email=f" {EMAIL.upper()} ")
+    assert again.status == LeadStatus.DO_NOT_CONTACT and not again.by_email
+    assert services.lead_invite(lead_id=again.id) is False
+    assert [m.to for m in mailoutbox] == [[EMAIL]]  # the one confirmation
+    assert OptedOutAddress.objects.count() == 1
+    assert EMAIL not in str(list(OptedOutAddress.objects.values()))  # a keyed hash only
+
+
+def test_the_confirmation_goes_to_the_address_that_opted_out(client, mailoutbox, monkeypatch):
+    """Owed while the mail was down, then the lead was given another address: that one never
+    asked. And a lead given an address that had opted out already sends it nothing more."""
+    first = services.lead_create(name="Bar da Esquina", email=EMAIL)
+
+    def down(*args, **kwargs):
+        raise ConnectionRefusedError
+
+    monkeypatch.setattr("django.core.mail.EmailMessage.send", down)
+    client.post(url(make_token(first.id)))
+    assert mailoutbox == []
+    monkeypatch.undo()
+    first.refresh_from_db()
+    first.email = "novo@example.com"
+    services.lead_save(first)
+    later = timezone.now() + dt.timedelta(hours=1)
+    assert services.optout_confirmations_due(now=later) == 1
+    assert [m.to for m in mailoutbox] == [[EMAIL]]
+    first.refresh_from_db()
+    assert first.optout_email is None  # not kept once sent
+
+    moved = services.lead_create(name="Outro Bar", email="outro@example.com")
+    moved.email = EMAIL  # a moderator gives it the address that opted out
+    services.lead_save(moved)
+    client.post(url(make_token(moved.id)))  # its token, mailed before the edit
+    assert [m.to for m in mailoutbox] == [[EMAIL]]
+    moved.refresh_from_db()
+    assert moved.status == LeadStatus.DO_NOT_CONTACT
+
+
 def test_a_twin_moved_in_the_admin_is_confirmed_by_the_first_opt_out(client, mailoutbox):
     first = services.lead_create(name="Bar da Esquina", email=EMAIL)
     twin = services.lead_create(name="Bar da Esquina (filial)", email=EMAIL)
