@@ -1,3 +1,4 @@
+import ipaddress
 from urllib.parse import urlsplit
 
 from django.apps import AppConfig
@@ -37,6 +38,16 @@ def check_settings() -> None:
         ) from None
 
 
+def is_public_host(host: str) -> bool:
+    """Whether others can reach `host` (a name or an address, as in a URL or after an e-mail's
+    @): a global address, or a dotted name that is not localhost's."""
+    host = host.strip("[]").rstrip(".").lower()
+    try:
+        return ipaddress.ip_address(host).is_global
+    except ValueError:
+        return "." in host and not host.endswith(".localhost")
+
+
 @checks.register(checks.Tags.security, deploy=True)
 def site_url_is_public(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     """`manage.py check --deploy`: SITE_URL is written into every answer's attribution (the
@@ -45,9 +56,7 @@ def site_url_is_public(app_configs=None, **kwargs) -> list[checks.CheckMessage]:
     from django.conf import settings
 
     parts = urlsplit(settings.SITE_URL)
-    host = parts.hostname or ""
-    local = host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")
-    if parts.scheme == "https" and not local:
+    if parts.scheme == "https" and is_public_host(parts.hostname or ""):
         return []
     return [
         checks.Warning(

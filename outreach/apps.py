@@ -42,8 +42,9 @@ def mail_from_a_real_domain(app_configs=None, **kwargs) -> list[checks.CheckMess
 
     from django.conf import settings
 
-    domain = parseaddr(settings.DEFAULT_FROM_EMAIL)[1].rpartition("@")[2].lower()
-    if "." in domain and domain != "localhost" and not domain.endswith(".localhost"):
+    from beers.apps import is_public_host
+
+    if is_public_host(parseaddr(settings.DEFAULT_FROM_EMAIL)[1].rpartition("@")[2]):
         return []
     return [
         checks.Warning(

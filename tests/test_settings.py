@@ -101,7 +101,10 @@ def test_check_deploy_warns_while_the_opt_out_keys_follow_the_secret_key():
     assert "outreach.W001" in result.stderr and "ADDRESS_HASH_KEY follow" in result.stderr
 
 
-@pytest.mark.parametrize("site_url", ["http://127.0.0.1:8000", "http://breja.example"])
+@pytest.mark.parametrize(
+    "site_url",
+    ["http://127.0.0.1:8000", "http://breja.example", "https://localhost", "https://10.0.0.5"],
+)
 def test_check_deploy_warns_of_a_site_url_the_public_cannot_use(site_url):
     """SITE_URL goes into the attribution and every link, the open files' included."""
     keys = {name: secrets.token_urlsafe(50) for name in ("ADDRESS_HASH_KEY", "OUTREACH_SECRET")}

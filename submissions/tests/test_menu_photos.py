@@ -29,6 +29,12 @@ MENU = [
 ]
 
 
+def _jpeg(image: Image.Image, **save) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=90, **save)
+    return buffer.getvalue()
+
+
 def menu_jpeg(lines: list[str], *, columns: list[str] | None = None) -> bytes:
     """A rendered menu; with `columns`, a second column of lines to the right."""
     font = ImageFont.load_default(size=40)
@@ -39,9 +45,7 @@ def menu_jpeg(lines: list[str], *, columns: list[str] | None = None) -> bytes:
         draw.text((30, 30 + 70 * i), line, fill="black", font=font)
     for i, line in enumerate(columns or []):
         draw.text((1000, 30 + 70 * i), line, fill="black", font=font)
-    buffer = io.BytesIO()
-    image.save(buffer, "JPEG", quality=90)
-    return buffer.getvalue()
+    return _jpeg(image)
 
 
 def data_uri(jpeg: bytes) -> str:
@@ -110,12 +114,6 @@ def test_boxes_on_one_printed_line_are_joined_left_to_right():
 def test_a_line_is_sure_when_each_of_its_boxes_is(box, sure):
     boxes = [box, (12, 42, 20, "Heineken 600ml", 1.0)]
     assert ocr.group_lines(boxes) == [ocr.Line("Heineken 600ml R$ 14,90", sure=sure)]
-
-
-def _jpeg(image: Image.Image, **save) -> bytes:
-    buffer = io.BytesIO()
-    image.save(buffer, "JPEG", quality=90, **save)
-    return buffer.getvalue()
 
 
 def test_a_phone_photo_is_read_the_way_up_it_is_shown():
