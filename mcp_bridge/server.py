@@ -457,10 +457,11 @@ def _replay(messages: list[dict], receive):
 
 
 def _case_folded(scope):
-    """Host names and media types are case-insensitive (Django compares hosts so; RFC 9110
-    §8.3.1); the SDK's checks are not (`APPLICATION/JSON` got 415)."""
+    """Host names, origins and media types are case-insensitive (Django compares hosts so;
+    RFC 6454 §4, RFC 9110 §8.3.1); the SDK's checks are not (`APPLICATION/JSON` got 415,
+    an Origin of `http://LOCALHOST:8000` 403)."""
     headers = [
-        (name, value.lower()) if name in (b"host", b"content-type") else (name, value)
+        (name, value.lower()) if name in (b"host", b"origin", b"content-type") else (name, value)
         for name, value in scope["headers"]
     ]
     return {**scope, "headers": headers}

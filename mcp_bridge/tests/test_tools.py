@@ -742,7 +742,9 @@ def test_host_header_protection_follows_allowed_hosts(live, api):
     assert _list_tools_over_raw_http(api, Host="evil.example").status_code == 421
     assert _list_tools_over_raw_http(api, Host=f"evil.example:{live.port}").status_code == 421
     assert _list_tools_over_raw_http(api, Origin="https://evil.example").status_code == 403
-    assert _list_tools_over_raw_http(api, Origin=f"http://localhost:{live.port}").status_code == 200
+    for origin in (f"http://localhost:{live.port}", f"HTTP://LocalHost:{live.port}"):
+        assert _list_tools_over_raw_http(api, Origin=origin).status_code == 200, origin
+    assert _list_tools_over_raw_http(api, Origin="HTTPS://EVIL.example").status_code == 403
 
 
 @pytest.mark.parametrize(
