@@ -92,8 +92,10 @@ def _city_today(slug) -> dt.date | None:
 
 
 def consent_errors(data: dict, private_key: str, errors: dict) -> None:
-    """Consent must be true whenever an e-mail or contact is given."""
-    if private_key in data and "consent" not in errors and data.get("consent") is not True:
+    """Consent must be true whenever an e-mail or contact is given (`null` gives none: its
+    field says it may not be null, and consent is not asked for as well)."""
+    given = data.get(private_key) is not None
+    if given and "consent" not in errors and data.get("consent") is not True:
         errors["consent"] = [
             f"Must be true when {'an e-mail' if private_key == 'email' else 'a contact'} is given."
         ]

@@ -489,6 +489,29 @@ def test_submission_email_needs_consent(api, world, writes_open, email, consent,
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "body", "key"),
+    [
+        ("/api/v1/submissions", "submission", "email"),
+        ("/api/v1/city-requests", "city", "email"),
+        ("/api/v1/menu-photos", "menu", "contact"),
+    ],
+)
+def test_a_null_contact_is_one_issue_not_a_consent_one_too(
+    api, world, writes_open, path, body, key
+):
+    """`"email": null` got a second issue, consent "must be true when an e-mail is given"."""
+    bodies = {
+        "submission": submission_body(world),
+        "city": {"city": "Campinas", "turnstile": "tok"},
+        "menu": menu_photo_body(),
+    }
+    answer = api.post(path, {**bodies[body], key: None})
+    assert answer.status_code == 400
+    assert [issue["path"] for issue in answer.json()["issues"]] == [key]
+
+
+@pytest.mark.django_db
 def test_submission_validity_window_in_order(api, world, writes_open):
     body = {**submission_body(world), "valid_from": "2026-12-01", "valid_until": "2026-11-01"}
     check(api, "/api/v1/submissions", body, "valid_until")
