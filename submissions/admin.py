@@ -272,8 +272,9 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
 
     @admin.action(description=_("Aprovar os envios selecionados"), permissions=["review"])
     def approve(self, request, queryset):
-        """Bulk approval of the plain cases; a new bar that looks like a listed one, or a price
-        far from the median, is left for its review page."""
+        """Bulk approval of the plain cases; a new bar that looks like a listed one, a price far
+        from the median, or a price its bar already lists (one approved in this same action
+        included: a merge may be meant) is left for its review page."""
         for sub in queryset.exclude(state=ReviewState.PENDING):
             self.message_user(request, f"#{sub.pk}: {review.decided_message(sub)}", messages.ERROR)
         pending = queryset.filter(state=ReviewState.PENDING).select_related("format")
@@ -294,7 +295,8 @@ class PriceSubmissionAdmin(ReadOnlyAdmin):
                 approvable.append(sub)
 
         def approve_one(sub: PriceSubmission) -> None:
-            self._warn_if_never_ranked(request, review.submission_approve(submission_id=sub.pk))
+            deal = review.submission_approve(submission_id=sub.pk, unless_listed=True)
+            self._warn_if_never_ranked(request, deal)
 
         self._each(request, approvable, approve_one, str(_("aprovado")))
 

@@ -10,6 +10,7 @@ nothing to tell (rejection).
 
 import datetime as dt
 import logging
+import re
 import zoneinfo
 from collections.abc import Collection
 
@@ -85,6 +86,21 @@ class TwinsFound(ReviewError):
         )
 
 
+class ListedPriceFound(ReviewError):
+    """A bulk approval of a price its bar already lists (one a merge may update): left for
+    the submission's review page, which offers the merge."""
+
+    def __init__(self, candidates: list[Deal]):
+        self.candidates = candidates
+        super().__init__(
+            _(
+                "O bar já tem este preço (#%(ids)s): revise na página do envio (atualizar o "
+                "preço listado ou aprovar como outro)."
+            )
+            % {"ids": ", #".join(str(deal.pk) for deal in candidates[:5])}
+        )
+
+
 class NotificationNotSent(Exception):
     """The e-mail could not be sent; the address is kept for the retry. Never names it."""
 
@@ -112,11 +128,18 @@ def _decide(row, state: str, note: str = "", **fields) -> None:
     row.save()
 
 
+# An e-mail address, or a phone number (8 digits or more, with the usual separators), in a
+# nickname: an audit's sender typed an address there and the bar's page printed it.
+_CONTACT_IN_NICKNAME = re.compile(r"[^\s@]+@[^\s@]+\.[^\s@]+|(?:\+?\d[\s().-]*){8,}")
+
+
 def _credit(payload: dict) -> str:
     """The name a price credits: the sender's nickname without the spaces or invisible
     characters around it (a nickname of spaces or zero-width spaces alone credits nobody,
-    rather than "sent by   ")."""
-    return trimmed(payload.get("nickname") or "")
+    rather than "sent by   "). A nickname holding a contact credits nobody: the site would
+    publish it."""
+    nickname = trimmed(payload.get("nickname") or "")
+    return "" if _CONTACT_IN_NICKNAME.search(nickname) else nickname
 
 
 def _cents_or_none(value) -> int | None:
@@ -183,6 +206,28 @@ def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
         .select_related("venue", "beer", "brand", "format")
         .order_by("price_per_litre", "price_cents", "id")
     )
+
+
+def submission_listed(submission: PriceSubmission) -> list[Deal]:
+    """The merge candidates that are this very price: the same beer (or the brand named alone,
+    or no name), units, packaging and kind; another amount is news of it. A beer the catalogue
+    does not know yet has none."""
+    beer, brand, new = beer_named(submission.payload.get("beer"))
+    if new is not None:
+        return []
+    payload = submission.payload
+    serving = (
+        payload.get("units", 1),
+        payload.get("packaging", "single"),
+        payload.get("kind", "regular"),
+    )
+    return [
+        deal
+        for deal in submission_merge_candidates(submission)
+        if (deal.units, deal.packaging, deal.kind) == serving
+        and deal.beer_id == (beer.pk if beer else None)
+        and (beer is not None or deal.brand_id == (brand.pk if brand else None))
+    ]
 
 
 def _venue_for(
@@ -323,13 +368,20 @@ def submission_approve(
     venue_id: int | None = None,
     create_venue: bool = False,
     twins_seen: Collection[int] = (),
+    unless_listed: bool = False,
 ) -> Deal:
     """The price goes live: its bar (listed, chosen, or created and placed in its bairro), its
     beer or brand, the price with its schedules and a first check; the sender's nickname is
     credited. A new bar that looks like a listed one raises TwinsFound unless the moderator
     chose a bar (`venue_id`) or confirmed a new one (`create_venue`) having seen every such
-    bar (`twins_seen`: the ids the review page offered)."""
+    bar (`twins_seen`: the ids the review page offered). With `unless_listed` (the list's bulk
+    action), a price its bar already lists (submission_listed, as now: one approved a moment
+    before included) raises ListedPriceFound: three reports of one price made three rows."""
     submission = _lock_pending(PriceSubmission, submission_id)
+    if unless_listed:
+        candidates = submission_listed(submission)
+        if candidates:
+            raise ListedPriceFound(candidates)
     payload = submission.payload
     venue = _venue_for(submission, venue_id, create_venue, set(twins_seen))
     beer, brand = beer_for_name(payload.get("beer"))

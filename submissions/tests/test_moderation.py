@@ -32,6 +32,7 @@ from submissions.models import (
     ReviewState,
 )
 from submissions.moderators import GROUP_NAME, moderator_create
+from submissions.tests.conftest import JsonClient
 
 pytestmark = pytest.mark.django_db
 
@@ -237,6 +238,13 @@ def test_a_nickname_is_credited_trimmed_and_spaces_alone_credit_nobody(
         ("\u2060\ufeff\u200e", ""),  # word joiner, BOM, direction mark
         ("\u200bLu\u00a0", "Lu"),
         ("Zé\u200dMaria", "Zé\u200dMaria"),  # a joiner between letters stays
+        # a contact is never published (the bar's page printed an address)
+        ("zq7@example.com", ""),
+        ("Lu lu@bar.com.br", ""),
+        ("+55 11 98765-4321", ""),
+        ("(11) 9876-5432", ""),
+        ("@lu_bebe", "@lu_bebe"),
+        ("Lu 2024", "Lu 2024"),
     ],
 )
 def test_a_nickname_that_prints_as_nothing_credits_nobody(
@@ -570,6 +578,45 @@ def test_bulk_approve_from_the_queue_skips_twins_and_outliers(mod, world, api, w
     states = dict(PriceSubmission.objects.values_list("pk", "state"))
     assert states == {plain.pk: "approved", outlier.pk: "pending", twin.pk: "pending"}
     assert 10.0 in [d["price_brl"] for d in search(Client())]
+
+
+def test_bulk_approve_leaves_a_price_its_bar_lists_for_its_review_page(
+    mod, world, api, writes_open
+):
+    """An audit sent one price three times (two addresses, 4.5 and 4.500001) and bulk
+    approval listed it three times at one bar: a report of a listed price may be an update,
+    which only the review page offers (merge)."""
+    twice = [
+        submit(api, world, price=4.5),
+        submit(JsonClient("203.0.113.8"), world, price=4.5),
+        submit(api, world, price=4.500001),
+    ]
+    other = submit(api, world, beer="Heineken", price=12.0)
+    response = mod.post(
+        reverse("admin:submissions_pricesubmission_changelist"),
+        {"action": "approve", "_selected_action": [s.pk for s in [*twice, other]]},
+        follow=True,
+    )
+    states = dict(PriceSubmission.objects.values_list("pk", "state"))
+    # The bar's price naming no beer (world.deal) is another price: the Heineken went live.
+    assert states[other.pk] == "approved"
+    assert sorted(states[s.pk] for s in twice) == ["approved", "pending", "pending"]
+    rest = [s for s in twice if states[s.pk] == "pending"]
+    brahma = Deal.objects.filter(venue=world.venue, beer__name="Brahma")
+    assert brahma.count() == 1
+    said = [str(m) for m in response.context["messages"]]
+    assert sum(f"#{brahma.get().pk}" in m for m in said) == 2, said
+    # Its review page still offers the merge, and approving it as another price works there.
+    page = mod.get(review_url(rest[0]))
+    assert brahma.get() in page.context["candidates"]
+    # A price already listed before the action is left too.
+    again = submit(api, world, price=4.6)
+    mod.post(
+        reverse("admin:submissions_pricesubmission_changelist"),
+        {"action": "approve", "_selected_action": [again.pk]},
+    )
+    assert PriceSubmission.objects.get(pk=again.pk).state == "pending"
+    assert brahma.count() == 1
 
 
 # --- e-mail -----------------------------------------------------------------------------------
@@ -1415,7 +1462,9 @@ def test_approving_a_price_seen_too_long_ago_to_rank_warns_the_moderator(
     # the list's bulk approval says it too
     from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 
-    bulk = submit(api, world, price=13.0, observed_on=seen.isoformat(), notes="lista")
+    bulk = submit(
+        api, world, beer="Original", price=13.0, observed_on=seen.isoformat(), notes="lista"
+    )
     answer = mod.post(
         reverse("admin:submissions_pricesubmission_changelist"),
         {"action": "approve", ACTION_CHECKBOX_NAME: [bulk.pk]},
