@@ -644,9 +644,9 @@ def _import_catalog(root: Path, result: ImportResult) -> _Catalog:
 
 def _import_neighbourhoods(
     root: Path, city: City, result: ImportResult
-) -> tuple[dict[str, int], dict[str, str]]:
+) -> tuple[dict[str, int], set[str]]:
     """The city's bairros with a boundary; returns (slug → id of every bairro of the city,
-    slug → name of each feature)."""
+    the slugs of the features)."""
     rel = f"{city.slug}/neighbourhoods.geojson"
     data = _load(root, rel)
     if data.get("type") != "FeatureCollection":
@@ -681,23 +681,8 @@ def _import_neighbourhoods(
         labels=labels,
     )
     result.neighbourhoods += len(objs)
-    names = {obj.slug: obj.name for obj in objs}
-    return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id")), names
-
-
-def _csv_names(root: Path, rel: str, column: str) -> dict[int, str]:
-    """id → `column` of a CSV twin, for names the JSON does not carry (best effort)."""
-    try:
-        with open(root / rel, newline="", encoding="utf-8") as fh:
-            names = {int(r["id"]): r[column] for r in csv.DictReader(fh) if r.get(column)}
-    except (OSError, KeyError, ValueError):
-        return {}
-    for item_id, name in names.items():
-        if "\x00" in name:  # PostgreSQL's text cannot hold it
-            raise ImportRefused(
-                rel, "must not contain the NUL character (U+0000)", item_id=item_id, field=column
-            )
-    return names
+    features = {obj.slug for obj in objs}
+    return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id")), features
 
 
 def _refuse_other_cities_ids(model, what: str, rel: str, ids: list[int], labels, city: City):
@@ -729,21 +714,17 @@ def _import_venues(
     result: ImportResult,
     tree: dict[int, str],
     digests: dict[str, dict[int, bytes]],
-    features: dict[str, str],
 ) -> dict[int, str]:
     """The city's bars; returns id → status. `tree` holds the bar ids of the cities read
     before (id → city slug): an id names one bar in the whole tree. Fills `digests[city]`
     (id → digest of the item as written) for venues.json's items to be compared with.
-    A bairro the GeoJSON has no boundary for (`features`: those it has) is named as
-    venues-all.csv names it, created if new, renamed if the database calls it otherwise."""
+    A bairro the GeoJSON has no boundary for is created if new, named by its slug: the files name bairros only in the GeoJSON (datasets use slugs)."""
     rel = f"{city.slug}/venues-all.json"
     data = _load(root, rel)
     _envelope(data, rel, city.slug)
     raw_items = _array(data, rel)
     objs, labels, ids, slugs = [], [], {}, {}
     digests[city.slug] = {}
-    hood_names = None
-    named: dict[str, str] = {}  # bairros without a boundary here: slug → the CSV's name
     taken = dict(Venue.objects.filter(city=city).values_list("slug", "id"))
     for i, raw in enumerate(raw_items):
         item = _clean(rel, i, raw, VENUE_FIELDS)
@@ -762,23 +743,12 @@ def _import_venues(
         slugs[item["slug"]] = i
         slug = item.pop("neighbourhood")
         if slug is not None and slug not in hoods:
-            # A bairro without a boundary is no GeoJSON feature: create it, named as the CSV.
-            if hood_names is None:
-                hood_names = _csv_names(root, f"{city.slug}/venues-all.csv", "neighbourhood")
-            hood = Neighbourhood.objects.create(
-                city=city, slug=slug, name=hood_names.get(item["id"], slug)[:120]
-            )
+            # A bairro without a boundary is no GeoJSON feature: created, named by its slug.
+            hood = Neighbourhood.objects.create(city=city, slug=slug, name=slug)
             hoods[slug] = hood.id
             result.notes.append(f"{rel}: created bairro {slug} (no boundary in the GeoJSON)")
-        elif slug is not None and slug not in features and slug not in named:
-            if hood_names is None:
-                hood_names = _csv_names(root, f"{city.slug}/venues-all.csv", "neighbourhood")
-            if hood_names.get(item["id"]):
-                named[slug] = hood_names[item["id"]][:120]
         objs.append(Venue(city=city, neighbourhood_id=hoods.get(slug), **item))
         labels.append((i, item["id"]))
-    for slug, name in named.items():  # a mirror follows its source's renaming
-        Neighbourhood.objects.filter(city=city, slug=slug).exclude(name=name).update(name=name)
     _refuse_other_cities_ids(Venue, "bar", rel, list(ids), labels, city)
     for obj, (i, item_id) in zip(objs, labels, strict=True):
         owner = taken.get(obj.slug, item_id)
@@ -1192,19 +1162,16 @@ def _items_again(root: Path, rel: str) -> Iterator:
 
 
 def _deal_cells(root: Path, city: City, listed: set[int]) -> Iterator[tuple[int, dict]]:
-    """The cells of each deals.csv row, from deals.json's items as loaded, with the names the
-    import stored: bars, beers, brands, and bairros (the GeoJSON's, or for one without a
-    boundary the name venues-all.csv gives it, _import_venues). The labels `serving` and
-    `when` are this version's wording of the item's own fields: not compared. Adds each
-    price's bar to `listed`."""
+    """The cells of each deals.csv row, from deals.json's items as loaded, with the slugs the
+    import stored of each price's bar and its bairro. The labels `serving` and `when` are
+    this version's wording of the item's own fields: not compared. Adds each price's bar to
+    `listed`."""
     bars = {
-        bar_id: (name, hood)
-        for bar_id, name, hood in Venue.objects.filter(city=city).values_list(
-            "id", "name", "neighbourhood__name"
+        bar_id: (slug, hood)
+        for bar_id, slug, hood in Venue.objects.filter(city=city).values_list(
+            "id", "slug", "neighbourhood__slug"
         )
     }
-    beers = dict(Beer.objects.values_list("slug", "name"))
-    brands = dict(Brand.objects.values_list("slug", "name"))
     volumes = dict(Format.objects.values_list("code", "volume_ml"))
     for item in _items_again(root, f"{city.slug}/deals.json"):
         venue, hood = bars[item["venue_id"]]
@@ -1218,8 +1185,6 @@ def _deal_cells(root: Path, city: City, listed: set[int]) -> Iterator[tuple[int,
                     {**item, "price_per_litre_cents": per_litre if derived else None},
                     venue=venue,
                     neighbourhood=hood,
-                    beer=beers[item["beer"]] if item["beer"] else None,
-                    brand=brands[item["brand"]] if item["brand"] else None,
                     volume_ml=volumes[item["format_code"]],
                     serving="",
                     when=None,
@@ -1234,24 +1199,17 @@ def _deal_cells(root: Path, city: City, listed: set[int]) -> Iterator[tuple[int,
         yield item["id"], cells
 
 
-def _venue_cells(items: list, city: City, hood_names: dict[str, str]):
-    """The cells of each venues CSV row from its JSON twin's items: the bairro's name where
-    the GeoJSON gives it (a bairro without a boundary is named by the CSV itself), the
-    page's address by its end (`/{city}/{slug}`)."""
+def _venue_cells(items: list, city: City):
+    """The cells of each venues CSV row from its JSON twin's items, the page's address by
+    its end (`/{city}/{slug}`)."""
     for item in items:
         cells = dict(
             zip(
                 rows.VENUES_CSV_COLUMNS,
-                rows.venue_csv_row(
-                    item,
-                    neighbourhood=hood_names.get(item["neighbourhood"]),
-                    url=_EndsWith(f"/{city.slug}/{item['slug']}"),
-                ),
+                rows.venue_csv_row(item, url=_EndsWith(f"/{city.slug}/{item['slug']}")),
                 strict=True,
             )
         )
-        if item["neighbourhood"] is not None and item["neighbourhood"] not in hood_names:
-            del cells["neighbourhood"]
         yield item["id"], cells
 
 
@@ -1294,7 +1252,6 @@ def _check_twins(
     deals: int,
     index_items: int,
     digests,
-    hood_names: dict[str, str],
 ) -> int:
     """The city's files the import does not load: each must be there, well formed and agree
     with the files it loaded: venues.json lists the bars of deals.json's prices, as
@@ -1357,13 +1314,13 @@ def _check_twins(
         (
             "venues.csv",
             rows.VENUES_CSV_COLUMNS,
-            _venue_cells(cleaned, city, hood_names),
+            _venue_cells(cleaned, city),
             len(venues),
         ),
         (
             "venues-all.csv",
             rows.VENUES_CSV_COLUMNS,
-            _venue_cells(every, city, hood_names),
+            _venue_cells(every, city),
             len(venue_ids),
         ),
         ("price-index.csv", None, _index_cells(index), index_items),
@@ -1507,14 +1464,12 @@ def datasets_import(
         deals_of: set[int] = set()
         counts: dict[str, dict[str, int]] = {}  # per city, as index.json gives them
         for city in tqdm(cities, disable=not bar, desc="cities", unit="city", file=sys.stderr):
-            hoods, hood_names = _import_neighbourhoods(root, city, result)
-            venue_ids = _import_venues(
-                root, city, hoods, result, venues_of, venue_digests, hood_names
-            )
+            hoods, features = _import_neighbourhoods(root, city, result)
+            venue_ids = _import_venues(root, city, hoods, result, venues_of, venue_digests)
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of, catalog)
             if mirror:
                 _withdraw(city, set(venue_ids), deals_of, result)
-                _withdraw_neighbourhoods(city, set(hood_names), result)
+                _withdraw_neighbourhoods(city, features, result)
             index_items = _import_price_index(root, city, result, mirror)
             counts[city.slug] = {
                 "deals": deals,
@@ -1525,10 +1480,9 @@ def datasets_import(
                     deals,
                     index_items,
                     venue_digests.pop(city.slug),
-                    hood_names,
                 ),
                 "venues_all": len(venue_ids),
-                "neighbourhoods": len(hood_names),
+                "neighbourhoods": len(features),
             }
         _check_index(root, counts)
         if mirror:

@@ -5,8 +5,9 @@ items read back from the files.
 
 Choices the format leaves open (written down in datasets/README.md):
 - JSON: empty text (`conditions`, `address`, `instagram`, `opening_hours`) is `null`.
-- CSV: `null` is an empty cell; booleans are `true` / `false`; names of bars, bairros, beers
-  and brands are display names (the JSON carries ids and slugs).
+- CSV: `null` is an empty cell; booleans are `true` / `false`; bars, bairros, beers and brands
+  are named by their slugs, as in the JSON (datasets use slugs; the live answers carry display
+  names).
 """
 
 import datetime as dt
@@ -196,21 +197,20 @@ def deal_csv_row(
     *,
     venue: str,
     neighbourhood: str | None,
-    beer: str | None,
-    brand: str | None,
     volume_ml: int,
     serving: str,
     when: str | None,
     tz,
 ) -> list:
-    """The `deals.csv` row of a `deals.json` item, with the display names it lacks."""
+    """The `deals.csv` row of a `deals.json` item, with what it lacks: its bar's slug and its
+    bar's bairro's slug, the serving's and the schedule's texts."""
     return [
         item["id"],
         item["venue_id"],
         venue,
         cell(neighbourhood),
-        cell(beer),
-        cell(brand),
+        cell(item["beer"]),
+        cell(item["brand"]),
         item["format_code"],
         serving,
         item["units"],
@@ -251,14 +251,14 @@ def venue_item(row: dict) -> dict:
     }
 
 
-def venue_csv_row(item: dict, *, neighbourhood: str | None, url: str) -> list:
+def venue_csv_row(item: dict, *, url: str) -> list:
     return [
         item["id"],
         item["slug"],
         item["name"],
         item["kind"],
         cell(item["on_site"]),
-        cell(neighbourhood),
+        cell(item["neighbourhood"]),
         cell(item["address"]),
         item["lat"],
         item["lng"],

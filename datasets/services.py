@@ -80,11 +80,8 @@ DEAL_FIELDS = (
     "id",
     "venue_id",
     "beer__slug",
-    "beer__name",
     "beer__brand__slug",
-    "beer__brand__name",
     "brand__slug",
-    "brand__name",
     "format_id",
     "format__code",
     "units",
@@ -104,8 +101,8 @@ DEAL_FIELDS = (
     "confirmations",
     "open_disputes",
     "status",
-    "venue__name",
-    "venue__neighbourhood__name",
+    "venue__slug",
+    "venue__neighbourhood__slug",
 )
 VENUE_FIELDS = (
     "id",
@@ -114,7 +111,6 @@ VENUE_FIELDS = (
     "kind",
     "on_site",
     "neighbourhood__slug",
-    "neighbourhood__name",
     "address",
     "lat",
     "lng",
@@ -332,10 +328,8 @@ def _deals_portable(
                 writer.writerow(
                     rows.deal_csv_row(
                         item,
-                        venue=row["venue__name"],
-                        neighbourhood=row["venue__neighbourhood__name"],
-                        beer=row["beer__name"],
-                        brand=row["beer__brand__name"] or row["brand__name"],
+                        venue=row["venue__slug"],
+                        neighbourhood=row["venue__neighbourhood__slug"],
                         volume_ml=row["volume_ml"],
                         serving=serving,
                         when=when,
@@ -372,9 +366,7 @@ def _venues(city: City, folder: Path, header: dict, listed: set[int]) -> tuple[i
             .iterator(chunk_size=CHUNK)
         ):
             item = rows.venue_item(row)
-            line = rows.venue_csv_row(
-                item, neighbourhood=row["neighbourhood__name"], url=base + item["slug"]
-            )
+            line = rows.venue_csv_row(item, url=base + item["slug"])
             every.add(item)
             every_csv.writerow(line)
             if item["id"] in listed:

@@ -179,8 +179,14 @@ def test_deals_csv_rows_are_the_json_rows_in_reais_and_local_dates(world, out):
     assert header == DEALS_CSV
     assert (out / "sao-paulo" / "deals.csv").read_bytes().count(b"\r\n") >= len(items) + 1
     assert len(csv_rows) == len(items)
+    bars = {v["id"]: v for v in read_json(out / "sao-paulo" / "venues-all.json")["items"]}
     for item, row in zip(items, csv_rows, strict=True):
         assert row["id"] == str(item["id"]) and row["venue_id"] == str(item["venue_id"])
+        # datasets use slugs (spec decisions.md): the item's, and its bar's, as venues-all.json
+        assert row["beer"] == (item["beer"] or "") and row["brand"] == (item["brand"] or "")
+        bar = bars[item["venue_id"]]
+        assert row["venue"] == bar["slug"]
+        assert row["neighbourhood"] == (bar["neighbourhood"] or "")
         assert row["price_brl"] == reais(item["price_cents"])
         assert row["couvert_brl"] == reais(item["couvert_cents"])
         assert row["price_per_litre_brl"] == reais(item["price_per_litre_cents"])
@@ -201,7 +207,8 @@ def test_deals_csv_rows_are_the_json_rows_in_reais_and_local_dates(world, out):
     )
     happy = by_id[str(world.deals.happy.id)]
     assert happy["when"] == labels.schedule_text(world.deals.happy.schedules, "pt-BR")
-    assert happy["venue"] == 'Boteco "Aspas", Vírgula' and happy["neighbourhood"] == "Pinheiros"
+    assert happy["venue"] == "boteco-aspas-virgula" and happy["neighbourhood"] == "pinheiros"
+    assert happy["beer"] == "brahma-chopp" and happy["brand"] == "brahma"
     assert by_id[str(world.deals.promo.id)]["conditions"] == (
         'Só no balcão, "gelada"\npague 2, leve 3'
     )
@@ -233,9 +240,10 @@ def test_venues_files(world, out):
         assert row["id"] == str(item["id"]) and row["slug"] == item["slug"]
         assert row["url"] == f"{settings.SITE_URL}/sao-paulo/{item['slug']}"
         assert row["attributes"] == "|".join(item["attributes"])
+        assert row["neighbourhood"] == (item["neighbourhood"] or "")  # a slug, as the item's
         assert row["on_site"] == ("true" if item["on_site"] else "false")
         assert float(row["lat"]) == item["lat"] and float(row["lng"]) == item["lng"]
-    assert csv_rows[0]["neighbourhood"] == "Vila Madalena"
+    assert csv_rows[0]["neighbourhood"] == "vila-madalena"
 
 
 def test_geojson_features_have_counter_clockwise_outer_rings(out):

@@ -57,11 +57,11 @@ def test_the_first_export_formats_every_row_then_only_what_changed(world, tmp_pa
 
 
 def _rename_bar(world):
-    Venue.objects.filter(pk=world.ze.pk).update(name='Bar do Zé, "o Novo"')
+    Venue.objects.filter(pk=world.ze.pk).update(name='Bar do Zé, "o Novo"', slug="bar-do-ze-o-novo")
 
 
 def _rename_bairro(world):
-    Neighbourhood.objects.filter(pk=world.vila.pk).update(name="Vila Madá")
+    Neighbourhood.objects.filter(pk=world.vila.pk).update(name="Vila Madá", slug="vila-mada")
 
 
 def _move_bar_to_another_bairro(world):
@@ -352,16 +352,19 @@ def test_new_label_code_formats_every_city_whole(world, tmp_path, formatted, mon
     assert formatted[-1] == {"manaus": 1, "sao-paulo": 8}
 
 
-def test_a_bar_renamed_while_a_price_at_it_is_added_reaches_that_price(world, tmp_path):
+def test_a_bairro_renamed_while_a_price_in_it_is_added_reaches_that_price(world, tmp_path):
     """The rename commits after an export whose snapshot saw the new price (which was added
-    and committed while the rename was open): the next export writes the new name on it."""
+    and committed while the rename was open): the next export writes the new slug on it. (A
+    bar's own slug cannot be renamed so: its unique key locks the bar against new prices.)"""
     assert_rows_agree(tmp_path, "first")
     renamed, commit = threading.Event(), threading.Event()
 
     def rename():
         try:
             with transaction.atomic():
-                Venue.objects.filter(pk=world.aspas.pk).update(name="Boteco Renomeado")
+                Neighbourhood.objects.filter(pk=world.aspas.neighbourhood_id).update(
+                    slug="pinheiros-renomeado"
+                )
                 renamed.set()
                 commit.wait(30)
         finally:
@@ -372,7 +375,7 @@ def test_a_bar_renamed_while_a_price_at_it_is_added_reaches_that_price(world, tm
     assert renamed.wait(30)
     price = deal_create(venue=world.aspas, format=world.lata, beer=None, price_cents=555)
     during = assert_rows_agree(tmp_path, "during")
-    assert b"Renomeado" not in during["sao-paulo/deals.csv"]
+    assert b"renomeado" not in during["sao-paulo/deals.csv"]
     commit.set()
     renamer.join(30)
     after = assert_rows_agree(tmp_path, "after")
@@ -381,7 +384,7 @@ def test_a_bar_renamed_while_a_price_at_it_is_added_reaches_that_price(world, tm
         for row in after["sao-paulo/deals.csv"].split(b"\r\n")
         if row.startswith(b"%d," % price.pk)
     )
-    assert b"Boteco Renomeado" in line
+    assert b",pinheiros-renomeado," in line
 
 
 def test_a_truncate_formats_every_city_whole(world, tmp_path, formatted):

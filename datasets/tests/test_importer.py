@@ -1085,6 +1085,8 @@ def test_bars_may_swap_slugs_and_pass_them_along_in_one_tree(world, exported):
         )
         for bar_id, slug in wanted.items():  # the page's address ends with the slug
             set_cells(path, {"id": bar_id}, url=f"http://127.0.0.1:8000/sao-paulo/{slug}")
+    for bar_id, slug in wanted.items():  # deals.csv names each price's bar by its slug
+        set_cells(exported / "sao-paulo" / "deals.csv", {"venue_id": bar_id}, venue=slug)
     datasets_import(exported, progress=False)
     assert dict(Venue.objects.filter(id__in=wanted).values_list("id", "slug")) == wanted
 
@@ -1113,40 +1115,22 @@ def test_invalid_json_is_refused_with_the_file_name(exported):
         call_command("import_datasets", str(exported))
 
 
-def test_a_bairro_without_boundary_is_created_from_the_csv_name(world, exported, tmp_path):
+def test_a_bairro_without_boundary_is_created_named_by_its_slug(world, exported, tmp_path):
+    """The files name a bairro only in the GeoJSON (datasets use slugs): one without a
+    boundary is created named by its slug, and one the database has keeps its name."""
     world.ze.neighbourhood = world.sp.neighbourhoods.get(slug="se")
     world.ze.save()
     root = tmp_path / "with-se"
     datasets_export(directory=root, progress=False)
+    header, rows = read_csv(root / "sao-paulo" / "venues-all.csv")
+    assert next(r for r in rows if r["slug"] == "bar-do-ze")["neighbourhood"] == "se"
+    datasets_import(root, progress=False)
+    assert world.sp.neighbourhoods.get(slug="se").name == "Sé"
     wipe_database()
     result = datasets_import(root, progress=False)
     venue = Venue.objects.get(slug="bar-do-ze")
-    assert (venue.neighbourhood.slug, venue.neighbourhood.name) == ("se", "Sé")
+    assert (venue.neighbourhood.slug, venue.neighbourhood.name) == ("se", "se")
     assert any("se" in note for note in result.notes)
-    # Its name comes from venues-all.csv, so a NUL there is refused naming the bar.
-    wipe_database()
-    set_cells(root / "sao-paulo" / "venues-all.csv", {"slug": "bar-do-ze"}, neighbourhood="S\x00")
-    with pytest.raises(ImportRefused) as err:
-        datasets_import(root, progress=False)
-    assert str(err.value).startswith(
-        f'sao-paulo/venues-all.csv, id {venue.id}, field "neighbourhood": must not contain'
-    )
-
-
-def test_a_bairro_without_boundary_takes_the_csv_name_in_a_database_that_has_it(world, tmp_path):
-    """A mirror follows its source's renaming of a bairro the GeoJSON has no boundary for:
-    the CSVs are where its name is written."""
-    world.ze.neighbourhood = world.sp.neighbourhoods.get(slug="se")
-    world.ze.save()
-    root = tmp_path / "with-se"
-    datasets_export(directory=root, progress=False)
-    for name in ("venues-all.csv", "venues.csv", "deals.csv"):
-        rewrite_csv(
-            root / "sao-paulo" / name,
-            lambda t: [[("Sé Nova" if cell == "Sé" else cell) for cell in row] for row in t],
-        )
-    datasets_import(root, progress=False)
-    assert world.sp.neighbourhoods.get(slug="se").name == "Sé Nova"
     datasets_export(directory=tmp_path / "again", progress=False)
     assert_same_trees(root, tmp_path / "again")
 
@@ -1224,7 +1208,7 @@ def test_a_beer_given_another_brand_takes_the_prices_the_files_do_not_hold(world
 
     for city in ("sao-paulo", "manaus"):
         _break(tree, f"{city}/deals.json", rebrand_deals)
-        set_cells(tree / city / "deals.csv", {"beer": beer.name}, brand=other.name)
+        set_cells(tree / city / "deals.csv", {"beer": beer.slug}, brand=other.slug)
     datasets_import(tree, progress=False)
     assert Beer.objects.get(pk=beer.pk).brand_id == other.pk
     assert Deal.objects.get(pk=retired.pk).brand_id == other.pk
