@@ -644,9 +644,9 @@ def _import_catalog(root: Path, result: ImportResult) -> _Catalog:
 
 def _import_neighbourhoods(
     root: Path, city: City, result: ImportResult
-) -> tuple[dict[str, int], set[str]]:
+) -> tuple[dict[str, int], dict[str, str]]:
     """The city's bairros with a boundary; returns (slug → id of every bairro of the city,
-    the slugs of the features)."""
+    slug → name of each feature)."""
     rel = f"{city.slug}/neighbourhoods.geojson"
     data = _load(root, rel)
     if data.get("type") != "FeatureCollection":
@@ -681,7 +681,7 @@ def _import_neighbourhoods(
         labels=labels,
     )
     result.neighbourhoods += len(objs)
-    features = {obj.slug for obj in objs}
+    features = {obj.slug: obj.name for obj in objs}
     return dict(Neighbourhood.objects.filter(city=city).values_list("slug", "id")), features
 
 
@@ -1109,6 +1109,21 @@ class _EndsWith:
     text: str
 
 
+@dataclass(frozen=True)
+class _Slug:
+    """An expected cell naming something by its slug; a tree exported before 2026-12-07 wrote
+    the display name (`name`) there, which is read as well. `name=None`: a bairro without a
+    boundary, which no file of such a tree named otherwise (any name is read)."""
+
+    text: str | None
+    name: str | None
+
+    def matches(self, found: str) -> bool:
+        if self.text is None:
+            return found == ""
+        return found in (self.text, self.name) or (self.name is None and found != "")
+
+
 _BOOLEAN_COLUMNS = frozenset({"on_site", "final"})
 _COORDINATES = frozenset({"lat", "lng"})
 _LINE_BREAK = re.compile(r"\r\n?")
@@ -1121,6 +1136,8 @@ def _same_cell(column: str, found: str, expected) -> bool:
     cell however the file's lines end (dos2unix turns CRLF into LF)."""
     if isinstance(expected, _EndsWith):
         return found.endswith(expected.text)
+    if isinstance(expected, _Slug):
+        return expected.matches(found)
     text = "" if expected is None else str(expected)
     if column in _NUMBER_COLUMNS and found and text:
         if not _NUMBER.fullmatch(found):
@@ -1139,7 +1156,7 @@ def _compare_row(rel: str, index: int, row: list[str], position: dict, item_id, 
     for column, value in expected.items():
         at = position.get(column)
         if at is not None and not _same_cell(column, row[at], value):
-            shown = value.text if isinstance(value, _EndsWith) else value
+            shown = value.text if isinstance(value, _EndsWith | _Slug) else value
             raise ImportRefused(
                 rel,
                 f"is {row[at]!r:.60}, yet its JSON twin says {shown!r:.60}",
@@ -1161,17 +1178,26 @@ def _items_again(root: Path, rel: str) -> Iterator:
         yield from _array(_load(root, rel), rel)[done:]
 
 
-def _deal_cells(root: Path, city: City, listed: set[int]) -> Iterator[tuple[int, dict]]:
+def _hood_cell(slug: str | None, features: dict[str, str]) -> _Slug:
+    return _Slug(slug, features.get(slug))
+
+
+def _deal_cells(
+    root: Path, city: City, listed: set[int], features: dict[str, str]
+) -> Iterator[tuple[int, dict]]:
     """The cells of each deals.csv row, from deals.json's items as loaded, with the slugs the
-    import stored of each price's bar and its bairro. The labels `serving` and `when` are
-    this version's wording of the item's own fields: not compared. Adds each price's bar to
+    import stored of each price's bar and its bairro (or, from an older tree, the names of
+    them, of its beer and its brand: _Slug). The labels `serving` and `when` are this
+    version's wording of the item's own fields: not compared. Adds each price's bar to
     `listed`."""
     bars = {
-        bar_id: (slug, hood)
-        for bar_id, slug, hood in Venue.objects.filter(city=city).values_list(
-            "id", "slug", "neighbourhood__slug"
+        bar_id: (_Slug(slug, name), _hood_cell(hood, features))
+        for bar_id, slug, name, hood in Venue.objects.filter(city=city).values_list(
+            "id", "slug", "name", "neighbourhood__slug"
         )
     }
+    beers = dict(Beer.objects.values_list("slug", "name"))
+    brands = dict(Brand.objects.values_list("slug", "name"))
     volumes = dict(Format.objects.values_list("code", "volume_ml"))
     for item in _items_again(root, f"{city.slug}/deals.json"):
         venue, hood = bars[item["venue_id"]]
@@ -1194,14 +1220,16 @@ def _deal_cells(root: Path, city: City, listed: set[int]) -> Iterator[tuple[int,
             )
         )
         del cells["serving"], cells["when"]
+        cells["beer"] = _Slug(item["beer"], beers.get(item["beer"], item["beer"]))
+        cells["brand"] = _Slug(item["brand"], brands.get(item["brand"], item["brand"]))
         if not derived:  # not held to the price (see _deals_from): nothing to compare with
             del cells["price_per_litre_brl"]
         yield item["id"], cells
 
 
-def _venue_cells(items: list, city: City):
+def _venue_cells(items: list, city: City, features: dict[str, str]):
     """The cells of each venues CSV row from its JSON twin's items, the page's address by
-    its end (`/{city}/{slug}`)."""
+    its end (`/{city}/{slug}`), the bairro by its slug (_Slug)."""
     for item in items:
         cells = dict(
             zip(
@@ -1210,6 +1238,7 @@ def _venue_cells(items: list, city: City):
                 strict=True,
             )
         )
+        cells["neighbourhood"] = _hood_cell(item["neighbourhood"], features)
         yield item["id"], cells
 
 
@@ -1252,6 +1281,7 @@ def _check_twins(
     deals: int,
     index_items: int,
     digests,
+    features: dict[str, str],
 ) -> int:
     """The city's files the import does not load: each must be there, well formed and agree
     with the files it loaded: venues.json lists the bars of deals.json's prices, as
@@ -1263,7 +1293,7 @@ def _check_twins(
         root,
         f"{slug}/deals.csv",
         rows.DEALS_CSV_COLUMNS,
-        _deal_cells(root, city, listed),
+        _deal_cells(root, city, listed, features),
     )
     if found != deals:
         raise ImportRefused(f"{slug}/deals.csv", f"has {found} rows, deals.json {deals} items")
@@ -1314,13 +1344,13 @@ def _check_twins(
         (
             "venues.csv",
             rows.VENUES_CSV_COLUMNS,
-            _venue_cells(cleaned, city),
+            _venue_cells(cleaned, city, features),
             len(venues),
         ),
         (
             "venues-all.csv",
             rows.VENUES_CSV_COLUMNS,
-            _venue_cells(every, city),
+            _venue_cells(every, city, features),
             len(venue_ids),
         ),
         ("price-index.csv", None, _index_cells(index), index_items),
@@ -1469,7 +1499,7 @@ def datasets_import(
             deals = _import_deals(root, city, venue_ids, result, bar, deals_of, catalog)
             if mirror:
                 _withdraw(city, set(venue_ids), deals_of, result)
-                _withdraw_neighbourhoods(city, features, result)
+                _withdraw_neighbourhoods(city, set(features), result)
             index_items = _import_price_index(root, city, result, mirror)
             counts[city.slug] = {
                 "deals": deals,
@@ -1480,6 +1510,7 @@ def datasets_import(
                     deals,
                     index_items,
                     venue_digests.pop(city.slug),
+                    features,
                 ),
                 "venues_all": len(venue_ids),
                 "neighbourhoods": len(features),

@@ -1212,3 +1212,58 @@ def test_a_beer_given_another_brand_takes_the_prices_the_files_do_not_hold(world
     datasets_import(tree, progress=False)
     assert Beer.objects.get(pk=beer.pk).brand_id == other.pk
     assert Deal.objects.get(pk=retired.pk).brand_id == other.pk
+
+
+def _display_names(city: str) -> dict[str, dict[str, str]]:
+    from beers.models import Beer, Brand, Neighbourhood
+
+    return {
+        "venue": dict(Venue.objects.filter(city__slug=city).values_list("slug", "name")),
+        "neighbourhood": dict(
+            Neighbourhood.objects.filter(city__slug=city).values_list("slug", "name")
+        ),
+        "beer": dict(Beer.objects.values_list("slug", "name")),
+        "brand": dict(Brand.objects.values_list("slug", "name")),
+    }
+
+
+def _named(names: dict[str, dict[str, str]]):
+    """A CSV table with the named columns' slugs written as display names."""
+
+    def change(table):
+        at = {name: i for i, name in enumerate(table[0])}
+        for row in table[1:]:
+            for column, by_slug in names.items():
+                if row and column in at and row[at[column]]:
+                    row[at[column]] = by_slug[row[at[column]]]
+        return table
+
+    return change
+
+
+def test_a_tree_written_when_the_csv_held_display_names_is_read(world, exported, tmp_path):
+    """Until 2026-12-07 the CSV files held bars', bairros', beers' and brands' display names
+    where they hold slugs now: such a tree (a backup) still loads, and exports as today's; a
+    name that is not its JSON twin's is still refused."""
+    old = tmp_path / "old"
+    shutil.copytree(exported, old)
+    for city in ("sao-paulo", "manaus"):
+        names = _display_names(city)
+        rewrite_csv(old / city / "deals.csv", _named(names))
+        for name in ("venues.csv", "venues-all.csv"):
+            rewrite_csv(old / city / name, _named({"neighbourhood": names["neighbourhood"]}))
+    assert b",Vila Madalena," in (old / "sao-paulo" / "venues-all.csv").read_bytes()
+    assert b",Brahma Chopp,Brahma," in (old / "sao-paulo" / "deals.csv").read_bytes()
+    wipe_database()
+    datasets_import(old, progress=False)
+    datasets_export(directory=tmp_path / "again", progress=False)
+    assert_same_trees(exported, tmp_path / "again")
+    rewrite_csv(
+        old / "sao-paulo" / "deals.csv",
+        lambda t: [[("Heineken" if cell == "Brahma Chopp" else cell) for cell in r] for r in t],
+    )
+    with pytest.raises(
+        ImportRefused,
+        match=r"sao-paulo/deals\.csv, .*field \"beer\": is 'Heineken', yet its JSON twin says 'brahma-chopp'",
+    ):
+        datasets_import(old, progress=False)
