@@ -255,12 +255,14 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
 
 @transaction.atomic
 def report_create(*, address_hash: str, body: dict, data: dict) -> str:
-    """422 when the reported price or bar is unknown (or the price is not at that bar). One of
-    a city off the site is unknown: nothing public names it."""
+    """422 when the reported price or bar is unknown (or the price is not at that bar). One
+    nothing public names is unknown: a bar of a city off the site, a price out of the open
+    data (suspended, retired, at a closed bar), as confirm and dispute answer 404 for it (an
+    audit told a hidden price's id from a missing one by the answer)."""
     issues: list[Issue] = []
     deal = venue = None
     if "deal" in data:
-        deal = _by_id(Deal.objects.filter(city__active=True), data["deal"])
+        deal = _by_id(published_deals().filter(city__active=True), data["deal"])
         if deal is None:
             issues.append(Issue("deal", "Unknown price."))
     if "venue" in data:

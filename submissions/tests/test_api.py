@@ -469,6 +469,9 @@ def test_submission_unknown_city_bar_or_format_is_422(api, world, writes_open, c
         # of a city off the site: nothing public names them (they answered 202)
         ("/api/v1/reports", {"venue": "INACTIVE"}, "venue"),
         ("/api/v1/reports", {"deal": "INACTIVE"}, "deal"),
+        ("/api/v1/reports", {"deal": "suspended"}, "deal"),
+        ("/api/v1/reports", {"deal": "retired"}, "deal"),
+        ("/api/v1/reports", {"deal": "CLOSED"}, "deal"),
     ],
 )
 def test_unknown_city_bar_or_price_is_422(api, world, writes_open, path, change, issue):
@@ -479,6 +482,12 @@ def test_unknown_city_bar_or_price_is_422(api, world, writes_open, path, change,
     elif change.get("deal") == "INACTIVE":
         inactive = deal_create(venue=world.inactive_venue, format=world.format, price_cents=990)
         change = {"deal": inactive.pk}
+    elif change.get("deal") in ("suspended", "retired"):  # out of the open data: unknown
+        Deal.objects.filter(pk=world.deal.pk).update(status=change["deal"])
+        change = {"deal": world.deal.pk}
+    elif change.get("deal") == "CLOSED":
+        Venue.objects.filter(pk=world.venue.pk).update(status="closed")
+        change = {"deal": world.deal.pk}
     response = api.post(path, {**bodies(world)[path], **change})
     assert response.status_code == 422
     assert issue in [i["path"] for i in response.json()["issues"]]
