@@ -382,7 +382,9 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-CORS_URLS_REGEX = r"(?s)^/api(/.*)?\Z"
+# The public API (reads, writes, datasets) for any page; not the staff endpoints under
+# /api/admin/ (Basic credentials, used from the site itself).
+CORS_URLS_REGEX = r"(?s)^/api(?!/admin(/|\Z))(/.*)?\Z"
 CORS_ALLOW_ALL_ORIGINS = True
 CORS_ALLOW_CREDENTIALS = False
 # A page revalidating a dataset file by hand sends If-None-Match (and If-Modified-Since): the

@@ -108,3 +108,20 @@ def test_password_guesses_meet_the_rate_limit(client, staff, venue, settings):
     assert answers == [401, 401, 401, 429]
     # the right password does not pass the limit either
     assert client.get(url(venue.pk), **basic("ana")).status_code == 429
+
+
+def test_the_staff_endpoint_is_not_open_to_other_sites(client, staff, venue):
+    """The public API answers any page's preflight; a staff endpoint does not (an audit saw
+    `Access-Control-Allow-Origin: *` and Authorization allowed on it)."""
+    cors = {"HTTP_ORIGIN": "https://elsewhere.example"}
+    preflight = {**cors, "HTTP_ACCESS_CONTROL_REQUEST_METHOD": "GET"}
+    preflight["HTTP_ACCESS_CONTROL_REQUEST_HEADERS"] = "authorization"
+    for answer in (
+        client.get(url(venue.pk), **basic("ana"), **cors),
+        client.options(url(venue.pk), **preflight),
+    ):
+        assert "access-control-allow-origin" not in answer.headers
+    assert client.get("/api/v1/status", **cors).headers["access-control-allow-origin"] == "*"
+    assert (
+        client.options("/api/v1/search", **preflight).headers["access-control-allow-origin"] == "*"
+    )
