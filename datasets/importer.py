@@ -718,7 +718,8 @@ def _import_venues(
     """The city's bars; returns id → status. `tree` holds the bar ids of the cities read
     before (id → city slug): an id names one bar in the whole tree. Fills `digests[city]`
     (id → digest of the item as written) for venues.json's items to be compared with.
-    A bairro the GeoJSON has no boundary for is created if new, named by its slug: the files name bairros only in the GeoJSON (datasets use slugs)."""
+    A bairro the GeoJSON has no boundary for is created if new, named by its slug: the files
+    name bairros only in the GeoJSON (datasets use slugs)."""
     rel = f"{city.slug}/venues-all.json"
     data = _load(root, rel)
     _envelope(data, rel, city.slug)

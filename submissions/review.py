@@ -191,17 +191,23 @@ def _same_beer(submission: PriceSubmission) -> Q:
     return unnamed
 
 
-def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
-    """Prices this submission may update: same city, format and beer (_same_beer), at its bar
-    (or at a bar that looks like its new one), live (published or disputed, at an open bar): a
-    merge tells the sender the price is live. Cheapest per litre first."""
+def _at_its_bar(submission: PriceSubmission):
+    """The live prices (published or disputed, at an open bar) of the submission's city and
+    format at its bar, or at the bars that look like its new one."""
     if submission.venue_id is not None:
         venue_ids = [submission.venue_id]
     else:
         venue_ids = [v.pk for v in submission_twins(submission)]
+    return published_deals().filter(
+        venue_id__in=venue_ids, format_id=submission.format_id, city_id=submission.city_id
+    )
+
+
+def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
+    """Prices this submission may update (_at_its_bar, of its beer: _same_beer): a merge tells
+    the sender the price is live. Cheapest per litre first."""
     return list(
-        published_deals()
-        .filter(venue_id__in=venue_ids, format_id=submission.format_id, city_id=submission.city_id)
+        _at_its_bar(submission)
         .filter(_same_beer(submission))
         .select_related("venue", "beer", "brand", "format")
         .order_by("price_per_litre", "price_cents", "id")
@@ -209,25 +215,24 @@ def submission_merge_candidates(submission: PriceSubmission) -> list[Deal]:
 
 
 def submission_listed(submission: PriceSubmission) -> list[Deal]:
-    """The merge candidates that are this very price: the same beer (or the brand named alone,
-    or no name), units, packaging and kind; another amount is news of it. A beer the catalogue
-    does not know yet has none."""
+    """The merge candidates that are this very price (_at_its_bar): the same beer (or the brand
+    named alone, or no name), units, packaging and kind; another amount is news of it. A beer
+    the catalogue does not know yet has none."""
     beer, brand, new = beer_named(submission.payload.get("beer"))
     if new is not None:
         return []
     payload = submission.payload
-    serving = (
-        payload.get("units", 1),
-        payload.get("packaging", "single"),
-        payload.get("kind", "regular"),
+    same = Q(beer=beer) if beer is not None else Q(beer__isnull=True, brand=brand)
+    return list(
+        _at_its_bar(submission)
+        .filter(
+            same,
+            units=payload.get("units", 1),
+            packaging=payload.get("packaging", "single"),
+            kind=payload.get("kind", "regular"),
+        )
+        .order_by("id")
     )
-    return [
-        deal
-        for deal in submission_merge_candidates(submission)
-        if (deal.units, deal.packaging, deal.kind) == serving
-        and deal.beer_id == (beer.pk if beer else None)
-        and (beer is not None or deal.brand_id == (brand.pk if brand else None))
-    ]
 
 
 def _venue_for(

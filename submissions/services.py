@@ -253,6 +253,11 @@ def menu_photo_upload_create(*, address_hash: str, body: dict, data: dict) -> st
     return RECEIVED
 
 
+def _public_deals():
+    """The prices the public can name: deals.json's (published_deals) of an active city."""
+    return published_deals().filter(city__active=True)
+
+
 @transaction.atomic
 def report_create(*, address_hash: str, body: dict, data: dict) -> str:
     """422 when the reported price or bar is unknown (or the price is not at that bar). One
@@ -262,7 +267,7 @@ def report_create(*, address_hash: str, body: dict, data: dict) -> str:
     issues: list[Issue] = []
     deal = venue = None
     if "deal" in data:
-        deal = _by_id(published_deals().filter(city__active=True), data["deal"])
+        deal = _by_id(_public_deals(), data["deal"])
         if deal is None:
             issues.append(Issue("deal", "Unknown price."))
     if "venue" in data:
@@ -295,7 +300,7 @@ def _deal_for_update(deal_id: int) -> tuple[Deal, City, dt.date, bool]:
         raise not_found("Price not found.")
     # Asked once the lock is held, in a statement of its own: a subquery beside the lock would
     # read the snapshot from before the wait, missing the dispute that made the price suspended.
-    public = published_deals().filter(pk=deal.pk, city__active=True).exists()
+    public = _public_deals().filter(pk=deal.pk).exists()
     city = City.objects.get(pk=deal.city_id)
     return deal, city, city.local_now().date(), public
 
