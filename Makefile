@@ -10,7 +10,7 @@ DEV_ENV := DEBUG=1 ENVIRONMENT=development SITE_URL=$(SITE_URL) DATASETS_REFRESH
 
 .PHONY: install install-dev run test lint bench bench-mcp migrate clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml datasets/_dealrows.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
 	$(PY) -m pip install -q --disable-pip-version-check -e .

@@ -1,20 +1,23 @@
-"""The export's fast path on PostgreSQL: the database writes the rows of the big files.
+"""The export's fast path on PostgreSQL: the database reads, joins and sorts the rows of the
+big files once, and they are written as they come.
 
-One query per city writes both `deals.json` and `deals.csv`, and one more the four venue
-files: each row carries its CSV line and its JSON item as text, ready to write, so the rows
-are read, joined and sorted once and Python only hands strings to files. The rows arrive in
-chunks (libpq's chunked rows mode: flat memory, and unlike a server-side cursor the query may
-use parallel workers). The bytes are the same as the portable path's (datasets.rows + orjson +
-csv, used on SQLite); datasets/tests/test_pgcopy.py holds the two paths to that. What the
-database cannot know is labelled in Python once per distinct value (serving labels, schedule
-texts and their JSON, attributes) and joined from arrays.
+deals.json and deals.csv: one COPY per city sends each price's columns in COPY's binary
+format, and datasets/_dealrows.c (compiled at install) writes each row's JSON item and CSV
+line from them, a block of about 1 MB of COPY data at a time, with the row's index record for
+datasets.patch. What the database cannot know is labelled in Python once per distinct value
+(serving labels, schedule texts and their JSON, beers, brands) and the query sends each
+label's number. Measured on 1M prices, 2 cores (bench/export_bench.py): the deals files took
+2.2 s against 7-9 s when PostgreSQL built each row's text with `||`; _dealrows itself 0.4 s.
 
-JSON items are built with `||` from literal keys and values (`to_json(text)` escapes strings
-the way orjson does; strings that repeat, as servings, schedules, beers and brands, come joined
-with their JSON written once by orjson), each ending with ",\n"; the last separator is cut when
-the array is closed. CSV cells are quoted as Python's csv module quotes them (_csv_text).
-Measured on 1M prices, 2 cores: `||` costs less than `concat()` (0.9 against 1.4 s for 23
-pieces on 1M rows), and the chunks took the client's CPU from 3.1 to 1.0 s.
+The venue files: one query writes all four, each row carrying its CSV line and its JSON item
+as text, built with `||` from literal keys and values (`to_json(text)` escapes strings the
+way orjson does), each ending with ",\n"; the last separator is cut when the array is
+closed. CSV cells are quoted as Python's csv module quotes them (_csv_text). The rows arrive
+in chunks (libpq's chunked rows mode: flat memory, and unlike a server-side cursor the query
+may use parallel workers).
+
+The bytes are the same as the portable path's (datasets.rows + orjson + csv, used on
+SQLite); datasets/tests/test_pgcopy.py holds the two paths to that.
 """
 
 import contextlib
@@ -33,12 +36,19 @@ from django.db.models.expressions import RawSQL
 
 from beers import labels
 from beers.dbcopy import stream_rows
-from beers.models import RANKED_STATUSES, Beer, Brand, City, Deal, DealKind, Format, Venue
+from beers.models import Beer, Brand, City, Deal, Format, Venue
 from beers.selectors.published import price_brand, published_deals
 
 from . import patch, rows
+
+try:
+    from . import _dealrows
+except ImportError:  # not built (no C compiler at install): the portable path writes the files
+    _dealrows = None
 from .models import DealRowCity, RowChange
 
+# _dealrows is compiled from this source when the project is installed (pyproject.toml).
+_DEALROWS_SOURCE = Path(__file__).with_name("_dealrows.c")
 _CHUNK = 2000
 _BUFFER = 1 << 20
 _CRLF = "E'\\r\\n'"
@@ -53,12 +63,6 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''").replace("%", "%%") + "'"
 
 
-def _brl(cents: str) -> str:
-    """SQL: integer cents as reais, `rows.brl`'s text (NULL stays NULL). Amounts are never
-    negative here (CHECK constraints on prices and couvert; so is a price per litre)."""
-    return f"(({cents}) / 100)::text || '.' || right((100 + ({cents}) %% 100)::text, 2)"
-
-
 def _float(value: str) -> str:
     """SQL: a float as Python's repr writes it in the range of coordinates (`-23.0`, not
     `-23`); below 1e-4 PostgreSQL writes an exponent (`1e-05`) where orjson does not."""
@@ -66,11 +70,6 @@ def _float(value: str) -> str:
         f"(CASE WHEN ({value}) = trunc({value}) AND abs({value}) < 1e15 "
         f"THEN ({value})::text || '.0' ELSE ({value})::text END)"
     )
-
-
-def _date(value: str) -> str:
-    """SQL: a date as YYYY-MM-DD (_stream sets DateStyle ISO for the transaction)."""
-    return f"({value})::text"
 
 
 def _unix(value: str) -> str:
@@ -101,12 +100,6 @@ def _member(key: str, value_sql: str, *, first: bool = False) -> tuple[tuple[str
     the object."""
     opening = ("{" if first else ",") + orjson.dumps(key).decode() + ":"
     return (key,), f"{literal(opening)} || ({value_sql})::text"
-
-
-def _choice(key: str, column: str, values) -> tuple[tuple[str, ...], str]:
-    """A member whose value is one of a few known strings: their JSON, written once."""
-    cases = " ".join(f"WHEN {literal(v)} THEN {literal(_fragment({key: v}))}" for v in values)
-    return (key,), f"(CASE {column} {cases} END)"
 
 
 def _json_value(expr: str, kind: str) -> str:
@@ -237,20 +230,25 @@ class _Files:
         self.index = index
         self.count = 0
 
-    def add(self, line: str, item: str) -> tuple[int, int]:
+    def add(self, line: bytes, item: bytes) -> tuple[int, int]:
         """A CSV line ending in CRLF and a JSON item ending in ",\n"; returns their lengths in
         bytes (item, line)."""
-        if item is None or line is None:  # a label join missed: a NULL piece nulls the row
-            raise ValueError(f"{self.json.name}: row {self.count + 1} came out NULL")
-        line_bytes, item_bytes = line.encode(), item.encode()
-        self.csv.write(line_bytes)
-        self.json.write(item_bytes)
+        self.csv.write(line)
+        self.json.write(item)
         self.count += 1
-        return len(item_bytes), len(line_bytes)
+        return len(item), len(line)
 
-    def add_row(self, deal_id: int, venue: int, line: str, item: str) -> None:
+    def add_row(self, deal_id: int, venue: int, line: bytes, item: bytes) -> None:
         """A row, noted in the index."""
         self.index.add(deal_id, venue, *self.add(line, item))
+
+    def add_block(self, items: bytes, lines: bytes, records: np.ndarray) -> None:
+        """Rows written together (_blocks), with their index records."""
+        self.json.write(items)
+        self.csv.write(lines)
+        if self.index is not None:
+            self.index.add_records(records)
+        self.count += len(records)
 
     def copy(self, items, lines, records) -> None:
         """Rows as they were written before (datasets.patch), with their index records."""
@@ -337,34 +335,66 @@ def _label_sources() -> str:
     """A digest of what Python labels the deals with (beers.labels, datasets.rows, this module,
     which builds the labels' arrays, and the translation catalogues): rows written before
     they changed are written afresh."""
-    paths = [Path(labels.__file__), Path(rows.__file__), Path(__file__)]
+    paths = [Path(labels.__file__), Path(rows.__file__), Path(__file__), _DEALROWS_SOURCE]
     for folder in settings.LOCALE_PATHS:
         paths += sorted(Path(folder).glob("*/LC_MESSAGES/*.mo"))
     return _digest(*(hashlib.sha256(path.read_bytes()).hexdigest() for path in paths))
 
 
-# The labels joined to each price, over arrays (_label_params). Every price finds its labels
-# (they are read from the same prices, in the same snapshot), yet the joins are LEFT JOINs: an
-# inner join on a jsonb equality with a function scan made PostgreSQL guess 25 rows out of 1M,
-# plan no parallel workers and take 4.1 s for the deals' JSON instead of 2.9 s.
+# The labels of the prices, written once per distinct value (_labels): the query joins them
+# over arrays and sends each label's number (WITH ORDINALITY, 1-based), _dealrows writes its
+# text. Every price finds its labels (they are read from the same prices, in the same
+# snapshot), yet the joins are LEFT JOINs: an inner join on a jsonb equality with a function
+# scan made PostgreSQL guess 25 rows out of 1M and plan no parallel workers.
 _LABEL_JOINS = (
-    "LEFT JOIN unnest(%s::bigint[], %s::int[], %s::text[], %s::text[], %s::text[], "
-    "%s::text[]) AS s(format_id, units, packaging, code_csv, label_csv, json) "
+    "LEFT JOIN unnest(%s::bigint[], %s::int[], %s::text[]) WITH ORDINALITY "
+    "AS s(format_id, units, packaging, n) "
     "ON s.format_id = d.x_format AND s.units = d.x_units AND s.packaging = d.x_packaging "
-    "LEFT JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[], %s::text[], "
-    "%s::text[]) "
-    "AS w(schedules, valid_from, valid_until, json, label_csv) "
+    "LEFT JOIN unnest(%s::jsonb[], %s::text[]::date[], %s::text[]::date[]) WITH ORDINALITY "
+    "AS w(schedules, valid_from, valid_until, n) "
     "ON w.schedules = d.x_schedules "
     "AND w.valid_from = COALESCE(d.x_from, 'infinity'::date) "
     "AND w.valid_until = COALESCE(d.x_until, 'infinity'::date) "
-    "LEFT JOIN unnest(%s::text[], %s::text[]) AS bj(slug, json) ON bj.slug = d.x_beer "
-    "LEFT JOIN unnest(%s::text[], %s::text[]) AS rj(slug, json) ON rj.slug = d.x_brand"
+    "LEFT JOIN unnest(%s::text[]) WITH ORDINALITY AS bj(slug, n) ON bj.slug = d.x_beer "
+    "LEFT JOIN unnest(%s::text[]) WITH ORDINALITY AS rj(slug, n) ON rj.slug = d.x_brand"
 )
 
 
-def _label_params(deals: QuerySet, formats: dict[int, Format]) -> list:
-    """The arrays of _LABEL_JOINS for these prices: each serving, validity and schedule, beer
-    and brand labelled once."""
+def _row_columns(city: City) -> tuple[str, ...]:
+    """The columns _dealrows reads, in its order (C_ID … C_VERIFIED_ON in _dealrows.c), over
+    the price's columns (`d`) and the label joins, typed as it reads them in binary."""
+    return (
+        "d.x_id::int8",
+        "d.x_venue::int8",
+        "bj.n::int4",
+        "rj.n::int4",
+        "s.n::int4",
+        "w.n::int4",
+        "d.x_kind::text",
+        "d.x_units::int4",
+        "d.x_volume::int4",
+        "d.x_packaging::text",
+        "d.x_price::int4",
+        "d.x_open_bar::int4",
+        "d.x_service::int4",
+        "d.x_couvert::int4",
+        "d.x_conditions::text",
+        "d.x_verified::timestamptz",
+        "d.x_created::timestamptz",
+        "d.x_confirmations::int4",
+        "d.x_disputes::int4",
+        "d.x_status::text",
+        "d.x_venue_slug::text",
+        "d.x_hood::text",
+        # the zone written into the SQL, so the recipe changes with it
+        f"(d.x_verified AT TIME ZONE {literal(city.timezone)})::date",
+    )
+
+
+def _labels(deals: QuerySet, formats: dict[int, Format]) -> tuple[list, tuple]:
+    """The arrays of _LABEL_JOINS for these prices, and the tables of their labels' text
+    (bytes, in _dealrows's T_* order): each serving, validity and schedule, beer and brand
+    labelled once."""
     # One scan for both: the distinct (serving, schedule) pairs are few.
     pairs = (
         deals.values_list(
@@ -373,153 +403,78 @@ def _label_params(deals: QuerySet, formats: dict[int, Format]) -> list:
         .order_by()
         .distinct()
     )
-    servings: set[tuple] = set()
+    servings: dict[tuple, None] = {}
     whens: dict[tuple, tuple] = {}
     for format_id, units, packaging, schedules, valid_from, valid_until in pairs:
-        servings.add((format_id, units, packaging))
+        servings[(format_id, units, packaging)] = None
         key = orjson.dumps(schedules).decode()
         whens.setdefault((key, valid_from, valid_until), (schedules, valid_from, valid_until))
-    s_format, s_units, s_packaging, s_code, s_label, s_json = [], [], [], [], [], []
-    for format_id, units, packaging in servings:
-        s_format.append(format_id)
-        s_units.append(units)
-        s_packaging.append(packaging)
-        s_json.append(
-            _fragment(
-                {"format_code": formats[format_id].code, "units": units, "packaging": packaging}
-            )
-        )
-        s_code.append(csv_cell(formats[format_id].code))
-        s_label.append(
-            csv_cell(
-                labels.serving_label(
-                    fmt=formats[format_id], units=units, packaging=packaging, lang="pt-BR"
-                )
-            )
-        )
-    w_key, w_from, w_until, w_json, w_label = [], [], [], [], []
-    for (key, valid_from, valid_until), (schedules, *_) in whens.items():
-        w_key.append(key)
+    beers = sorted(Beer.objects.values_list("slug", flat=True))
+    brands = sorted(Brand.objects.values_list("slug", flat=True))
+
+    def day(value) -> str:
         # no date: 'infinity', which no real date equals (a NULL would never join)
-        w_from.append(valid_from.isoformat() if valid_from else "infinity")
-        w_until.append(valid_until.isoformat() if valid_until else "infinity")
-        w_json.append(
+        return value.isoformat() if value else "infinity"
+
+    params = [
+        [format_id for format_id, _, _ in servings],
+        [units for _, units, _ in servings],
+        [packaging for _, _, packaging in servings],
+        [key for key, _, _ in whens],
+        [day(valid_from) for _, valid_from, _ in whens],
+        [day(valid_until) for _, _, valid_until in whens],
+        beers,
+        brands,
+    ]
+
+    def iso(value) -> str | None:
+        return value.isoformat() if value else None
+
+    tables = (
+        [_fragment({"beer": slug}) for slug in beers],
+        [csv_cell(slug) for slug in beers],
+        [_fragment({"brand": slug}) for slug in brands],
+        [csv_cell(slug) for slug in brands],
+        [
+            _fragment({"format_code": formats[f].code, "units": units, "packaging": packaging})
+            for f, units, packaging in servings
+        ],
+        [csv_cell(formats[f].code) for f, _, _ in servings],
+        [
+            csv_cell(
+                labels.serving_label(fmt=formats[f], units=units, packaging=packaging, lang="pt-BR")
+            )
+            for f, units, packaging in servings
+        ],
+        [
             _fragment(
                 {
-                    "valid_from": valid_from.isoformat() if valid_from else None,
-                    "valid_until": valid_until.isoformat() if valid_until else None,
+                    "valid_from": iso(valid_from),
+                    "valid_until": iso(valid_until),
                     "schedules": rows.schedules_item(schedules),
                 }
             )
-        )
-        w_label.append(
+            for schedules, valid_from, valid_until in whens.values()
+        ],
+        [
             csv_cell(labels.schedule_text(schedules or [], "pt-BR", valid_from, valid_until))
-        )
-    beers = sorted(Beer.objects.values_list("slug", flat=True))
-    brands = sorted(Brand.objects.values_list("slug", flat=True))
-    params = [
-        s_format,
-        s_units,
-        s_packaging,
-        s_code,
-        s_label,
-        s_json,
-        w_key,
-        w_from,
-        w_until,
-        w_json,
-        w_label,
-        beers,
-        [_fragment({"beer": slug}) for slug in beers],
-        brands,
-        [_fragment({"brand": slug}) for slug in brands],
-    ]
-    return params
-
-
-def _per_litre(d: str = "d") -> str:
-    den = f"({d}.x_units::bigint * {d}.x_volume)"
-    return (
-        f"(CASE WHEN {d}.x_kind = 'open_bar' THEN NULL "
-        f"ELSE (2000 * {d}.x_price::bigint + {den}) / (2 * {den}) END)"
+            for schedules, valid_from, valid_until in whens.values()
+        ],
+        [iso(valid_from) or "" for _, valid_from, _ in whens.values()],
+        [iso(valid_until) or "" for _, _, valid_until in whens.values()],
     )
+    return params, tuple([text.encode() for text in table] for table in tables)
 
 
 class DealSql:
-    """The SQL of a city's deals rows over the columns of `inner` (as `d`) and the label
-    joins: the CSV line and the JSON item, and the recipe of the export rows they make
-    (datasets.models)."""
+    """The query of a city's deals rows for _dealrows (its columns over `inner`, as `d`, and
+    the label joins), and the recipe of the export rows they make (datasets.models)."""
 
     def __init__(self, city: City, formats: dict[int, Format]):
         self.city = city
         self.formats = formats
         self.inner, self.inner_params = _inner(_deal_columns(city))
-        # Strings come joined, their JSON written once per distinct value (a serving, a
-        # validity and schedule, a beer, a brand); only `conditions` is escaped row by row.
-        # On 1M prices this took 3.0 s of one core instead of 3.9 s with a member-by-member
-        # concatenation.
-        item = _json_pieces(
-            [
-                _member("id", "d.x_id", first=True),
-                _member("venue_id", "d.x_venue"),
-                (("beer",), """COALESCE(bj.json, ',"beer":null')"""),
-                (("brand",), """COALESCE(rj.json, ',"brand":null')"""),
-                (("format_code", "units", "packaging"), "s.json"),
-                _choice("kind", "d.x_kind", DealKind.values),
-                _member("price_cents", "d.x_price"),
-                _member(
-                    "price_per_litre_cents",
-                    "(CASE WHEN d.x_kind = 'open_bar' THEN 'null' "
-                    f"ELSE ({_per_litre()})::text END)",
-                ),
-                _member("open_bar_minutes", "COALESCE(d.x_open_bar::text, 'null')"),
-                _member("service_charge_pct", "COALESCE(d.x_service::text, 'null')"),
-                _member("couvert_cents", "COALESCE(d.x_couvert::text, 'null')"),
-                _member(
-                    "conditions",
-                    "(CASE WHEN d.x_conditions = '' THEN 'null' "
-                    "ELSE to_json(d.x_conditions::text)::text END)",
-                ),
-                (("valid_from", "valid_until", "schedules"), "w.json"),
-                _member("verified_at", _unix("d.x_verified")),
-                _member("created_at", _unix("d.x_created")),
-                _member("confirmations", "d.x_confirmations"),
-                _member("open_disputes", "d.x_disputes"),
-                _choice("status", "d.x_status", RANKED_STATUSES),
-            ],
-            rows.DEAL_KEYS,
-        )
-        line = _csv_line(
-            {
-                "id": "d.x_id",
-                "venue_id": "d.x_venue",
-                "venue": _csv_text("d.x_venue_slug"),
-                "neighbourhood": _csv_text("d.x_hood"),
-                "beer": _csv_text("d.x_beer"),
-                "brand": _csv_text("d.x_brand"),
-                "format_code": "s.code_csv",
-                "serving": "s.label_csv",
-                "units": "d.x_units",
-                "litres": "trim_scale((d.x_units * d.x_volume)::numeric / 1000)",
-                "packaging": "d.x_packaging",
-                "kind": "d.x_kind",
-                "price_brl": _brl("d.x_price"),
-                "price_per_litre_brl": _brl(_per_litre()),
-                "when": "w.label_csv",
-                "valid_from": _date("d.x_from"),
-                "valid_until": _date("d.x_until"),
-                "service_charge_pct": "d.x_service",
-                "couvert_brl": _brl("d.x_couvert"),
-                "conditions": _csv_text("d.x_conditions"),
-                # the zone written into the SQL, so the digest changes with it
-                "verified_on": _date(f"(d.x_verified AT TIME ZONE {literal(city.timezone)})::date"),
-                "confirmations": "d.x_confirmations",
-                "status": "d.x_status",
-            },
-            rows.DEALS_CSV_COLUMNS,
-        )
-        self.line = f"{line} || {_CRLF}"
-        self.item = f"{item} || {_ITEM_END}"
+        self.columns = ", ".join(_row_columns(city))
         # The SQL (the zone written in it), the labels' code and the formats they name:
         # export rows made by other ones are stale (see datasets.models).
         self.recipe = _digest(
@@ -527,8 +482,7 @@ class DealSql:
             self.inner,
             repr(self.inner_params),
             _LABEL_JOINS,
-            self.line,
-            self.item,
+            self.columns,
             _label_sources(),
             repr(
                 sorted(
@@ -538,10 +492,10 @@ class DealSql:
             ),
         )
 
-    def formatted(self, deals: QuerySet | None = None) -> tuple[str, list]:
-        """SELECT of (id, venue, line, item) of every price (or of `deals`, the city's
-        published prices filtered), formatted here, and its parameters (one scan of the
-        prices, to label them)."""
+    def formatted(self, deals: QuerySet | None = None) -> tuple[str, list, tuple]:
+        """COPY of every price's columns (or of `deals`, the city's published prices
+        filtered) in id order, its parameters and the label tables (one scan of the prices,
+        to label them)."""
         if deals is None:
             deals, inner, inner_params = (
                 published_deals(city=self.city),
@@ -550,14 +504,15 @@ class DealSql:
             )
         else:
             inner, inner_params = _inner(_deal_columns(self.city, deals))
-        labelled = _label_params(deals, self.formats)
+        params, tables = _labels(deals, self.formats)
         return (
-            f"SELECT d.x_id AS id, d.x_venue AS venue, {self.line} AS line, "
-            f"{self.item} AS item FROM ({inner}) d {_LABEL_JOINS}",
-            [*inner_params, *labelled],
+            f"COPY (SELECT {self.columns} FROM ({inner}) d {_LABEL_JOINS} ORDER BY d.x_id) "
+            "TO STDOUT (FORMAT binary)",
+            [*inner_params, *params],
+            tables,
         )
 
-    def changed(self, ids: np.ndarray) -> tuple[str, list]:
+    def changed(self, ids: np.ndarray) -> tuple[str, list, tuple]:
         """`formatted` of the city's published prices among `ids`. The ids go as one array
         constant: the planner reads those prices by their key, or, where it expects few
         prices in all (its figures not yet updated after a bulk load), scans them and looks
@@ -573,6 +528,52 @@ class DealSql:
                 )
             )
         )
+
+
+_COPY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+
+
+def _blocks(copy_sql: str, params: list, tables: tuple) -> Iterator[tuple[bytes, bytes, bytes]]:
+    """The deals rows of a COPY of DealSql, a block at a time (about _BUFFER of its data):
+    their JSON items, CSV lines and index records (patch.RECORD), written by _dealrows."""
+    with connection.cursor() as cursor, cursor.cursor.copy(copy_sql, params) as copy:
+        pending = bytearray()
+        started = False
+        for data in copy:
+            pending += data
+            if not started:
+                if len(pending) < 19:
+                    continue
+                if pending[:11] != _COPY_SIGNATURE:  # pragma: no cover - not PostgreSQL's
+                    raise ValueError("not a binary COPY")
+                extension = int.from_bytes(pending[15:19], "big")
+                if len(pending) < 19 + extension:
+                    continue
+                del pending[: 19 + extension]
+                started = True
+            if len(pending) >= _BUFFER:
+                items, lines, records, used = _dealrows.format(pending, tables)
+                del pending[:used]
+                yield items, lines, records
+        items, lines, records, used = _dealrows.format(pending, tables)
+        if bytes(pending[used:]) != b"\xff\xff":  # the trailer, after whole rows only
+            raise ValueError("the deals' COPY ended inside a row")
+        yield items, lines, records
+
+
+def _deal_rows(copy_sql: str, params: list, tables: tuple) -> Iterator[tuple]:
+    """The rows of _blocks one by one: (id, bar, CSV line, JSON item), the last two bytes."""
+    for items, lines, records in _blocks(copy_sql, params, tables):
+        index = np.frombuffer(records, dtype=patch.FIELDS)
+        json_at = np.concatenate(([0], np.cumsum(index["json"])))
+        csv_at = np.concatenate(([0], np.cumsum(index["csv"])))
+        for i, (deal_id, venue, _, _) in enumerate(index.tolist()):
+            yield (
+                deal_id,
+                venue,
+                lines[csv_at[i] : csv_at[i + 1]],
+                items[json_at[i] : json_at[i + 1]],
+            )
 
 
 # The prices the noted changes concern, found by refresh_rows in the export's snapshot.
@@ -695,11 +696,11 @@ def write_deals(
     *,
     kept: patch.Kept | None = None,
 ) -> tuple[int, set[int]]:
-    """`deals.json` and `deals.csv` of a city, written by PostgreSQL. Returns how many prices,
-    and the ids of their bars. With `kept` (the export's own transaction, after
-    refresh_rows): the last export's copy patched with the changed prices' rows when it is
-    still good (datasets.patch), or every row formatted; either way kept for the next
-    export."""
+    """`deals.json` and `deals.csv` of a city, from PostgreSQL's COPY of its prices' columns
+    formatted by _dealrows. Returns how many prices, and the ids of their bars. With `kept`
+    (the export's own transaction, after refresh_rows): the last export's copy patched with
+    the changed prices' rows when it is still good (datasets.patch), or every row formatted;
+    either way kept for the next export."""
     sql = DealSql(city, formats)
     index = None
     if kept is not None:
@@ -712,16 +713,14 @@ def write_deals(
         if base is not None:
             venues, formatted = _patch(sql, base, kept.changed, files, tick)
         else:
-
-            def add(row: tuple[int, int, str, str]) -> None:
-                venues.add(row[1])
-                if index is None:
-                    files.add(row[2], row[3])
-                else:
-                    files.add_row(*row)
-
-            select, params = sql.formatted()
-            formatted = _stream(select, params, ("id", "venue", "line", "item"), "q.id", add, tick)
+            formatted = 0
+            for items, lines, records in _blocks(*sql.formatted()):
+                index_records = np.frombuffer(records, dtype=patch.FIELDS)
+                files.add_block(items, lines, index_records)
+                venues.update(np.unique(index_records["venue"]).tolist())
+                formatted += len(index_records)
+                if tick is not None:
+                    tick(len(index_records))
     except BaseException:
         files.abandon()
         raise
@@ -747,8 +746,7 @@ def _patch(
 
     if not len(changed):  # nothing changed since: no query
         return patch.apply(base, changed, iter(()), files, tick), 0
-    select, params = sql.changed(changed)
-    with contextlib.closing(_rows(select, params, ("id", "venue", "line", "item"), "q.id")) as new:
+    with contextlib.closing(_deal_rows(*sql.changed(changed))) as new:
         venues = patch.apply(base, changed, counted(new), files, tick)
     return venues, formatted
 
@@ -840,9 +838,12 @@ def write_venues(city: City, folder, header_writer_factory, listed: set[int]) ->
 
     def add(row: tuple[int, str, str]) -> None:
         venue, line, item = row
-        every.add(line, item)
+        if item is None or line is None:  # a label join missed: a NULL piece nulls the row
+            raise ValueError(f"venues: row {every.count + 1} came out NULL")
+        line_bytes, item_bytes = line.encode(), item.encode()
+        every.add(line_bytes, item_bytes)
         if venue in listed:
-            with_price.add(line, item)
+            with_price.add(line_bytes, item_bytes)
 
     try:
         _stream(select, inner_params + join_params, ("id", "line", "item"), "q.id", add)
@@ -854,5 +855,6 @@ def write_venues(city: City, folder, header_writer_factory, listed: set[int]) ->
 
 
 def enabled() -> bool:
-    """The fast path runs on PostgreSQL unless DATASETS_COPY is off (the portable path then)."""
-    return connection.vendor == "postgresql" and settings.DATASETS_COPY
+    """The fast path runs on PostgreSQL unless DATASETS_COPY is off or _dealrows was not built
+    (the portable path then)."""
+    return connection.vendor == "postgresql" and settings.DATASETS_COPY and _dealrows is not None
