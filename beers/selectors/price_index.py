@@ -184,7 +184,8 @@ def latest_month(city: City, *, closed: str | None = None) -> str | None:
 def _cell_counts(city: City, start: dt.datetime | None, end: dt.datetime | None):
     """(year, month, scope, key, numerator, denominator, count) rows ordered by month: how many
     observations of each cell have the value numerator / denominator (price_cents * 1000,
-    units * volume_ml). Prices repeat, so these rows are far fewer than the observations."""
+    units * volume_ml), of the checks from `start` and before `end` where given. Prices
+    repeat, so these rows are far fewer than the observations."""
     if connection.vendor == "postgresql":
         return _cell_counts_postgresql(city, start, end)
     return _cell_counts_portable(city, start, end)
@@ -196,7 +197,9 @@ def _observations_portable(city: City, start: dt.datetime | None, end: dt.dateti
     tz = city.tz
     checks = observation_checks(city)
     if start is not None:
-        checks = checks.filter(checked_at__gte=start, checked_at__lt=end)
+        checks = checks.filter(checked_at__gte=start)
+    if end is not None:
+        checks = checks.filter(checked_at__lt=end)
     year = ExtractYear("checked_at", tzinfo=tz)
     month = ExtractMonth("checked_at", tzinfo=tz)
     return (
@@ -245,7 +248,7 @@ def _local_months(tz, start: dt.datetime | None, end: dt.datetime | None) -> tup
     """Thresholds for width_bucket: the instants the city-local months begin (their
     `month_bounds`), from 2000 to a year from now, or only the asked month's bounds; and each
     month's local start, as date_trunc writes it (a naive timestamp)."""
-    if start is not None:
+    if end is not None:
         return [start, end], [start.replace(tzinfo=None)]
     last = timezone.now().year + 1
     months = [f"{year:04d}-{mon:02d}" for year in range(2000, last + 1) for mon in range(1, 13)]
@@ -278,7 +281,9 @@ def _cell_counts_postgresql(city: City, start: dt.datetime | None, end: dt.datet
     deals_sql, deals_params = deals.query.sql_with_params()
     window, window_params = "", []
     if start is not None:
-        window, window_params = " AND pc.checked_at >= %s AND pc.checked_at < %s", [start, end]
+        window, window_params = " AND pc.checked_at >= %s", [start]
+    if end is not None:
+        window, window_params = f"{window} AND pc.checked_at < %s", [*window_params, end]
     thresholds, local_starts = _local_months(city.tz, start, end)
     month = (
         "COALESCE((%s::timestamp[])[width_bucket(pc.checked_at, %s::timestamptz[])], "
@@ -347,8 +352,13 @@ def price_index(*, city: City, month: str | None = None, closed: str | None = No
     queries (the last closed month unless given as `closed`, the kept months, then the counts;
     none for a kept month). Raises ValueError on a bad month.
     """
-    start, end = month_bounds(month, city.tz) if month is not None else (None, None)
     through = closed_through(city) if closed is None else closed
+    if month is not None:
+        start, end = month_bounds(month, city.tz)
+    elif through:  # the closed months come as kept: only the checks after them are read
+        start, end = month_bounds(through, city.tz)[1], None
+    else:
+        start, end = None, None
     months = _closed_months(city, month)
     if month is not None and month <= through:
         return _cells(months, through)

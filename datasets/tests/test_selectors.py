@@ -47,6 +47,28 @@ def test_a_check_at_2330_local_counts_in_its_month_and_0030_in_the_next(world, m
     assert all(c["final"] for c in price_index(city=world.manaus))
 
 
+def test_once_months_closed_the_open_ones_count_from_their_first_local_instant(world, monkeypatch):
+    """The index reads only the checks after the closed months: from the first instant of the
+    next month in the city (Manaus, UTC−4), a check at that very instant included."""
+    world.record_check(
+        deal=world.deals.manaus,
+        source=CheckSource.CONFIRMATION,
+        price_cents=1500,
+        at=at(2026, 10, 1, 4, 0),  # 1 Oct 00:00 in Manaus
+    )
+    _at_clock(monkeypatch, at(2026, 10, 15, 12))
+    price_index_close_months(city=world.manaus)
+    assert world.manaus.price_index_closed_through == "2026-09"
+    cells = price_index(city=world.manaus)
+    assert [(c["month"], c["n"], c["median_cents"]) for c in cells if c["scope"] == "city"] == [
+        ("2026-09", 1, 2000),  # 30 Sep 23:30, kept as it closed
+        ("2026-10", 1, 2500),
+    ]
+    assert [c for c in cells if c["month"] == "2026-10"] == price_index(
+        city=world.manaus, month="2026-10"
+    )
+
+
 def test_the_last_check_inside_the_month_is_the_observation(world):
     deal = world.deals.manaus
     world.record_check(
