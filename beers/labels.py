@@ -231,9 +231,11 @@ def unknown_beer(lang: str) -> str:
         return _("Beer")
 
 
-def confirmed_label(confirmations: int, lang: str) -> str | None:
-    """'confirmado por 3 pessoas' from 3 confirmations on; None below."""
-    if confirmations < 3:
+def confirmed_label(confirmations: int, lang: str, *, disputed: bool = False) -> str | None:
+    """'confirmado por 3 pessoas' from 3 confirmations on; None below, and None for a disputed
+    price (interface.md: the label is a published price's; a price two people dispute waits
+    for the moderators and is not shown as confirmed meanwhile)."""
+    if confirmations < 3 or disputed:
         return None
     with language(lang):
         return ngettext("confirmed by %(n)d person", "confirmed by %(n)d people", confirmations) % {
@@ -249,6 +251,7 @@ def price_label(
     open_bar_minutes: int | None,
     confirmations: int,
     lang: str,
+    disputed: bool = False,
 ) -> str:
     """'R$ 12,90 (R$ 21,50/L)', 'R$ 89,90 · open bar 2h', plus the confirmed label."""
     with language(lang):
@@ -261,5 +264,5 @@ def price_label(
                 "price": money(price_cents, lang),
                 "per_litre": money(price_per_litre, lang),
             }
-    confirmed = confirmed_label(confirmations, lang)
+    confirmed = confirmed_label(confirmations, lang, disputed=disputed)
     return f"{text} · {confirmed}" if confirmed else text

@@ -60,18 +60,20 @@ def _money(reais: float | None, lang: str) -> str | None:
 def _deal_rows(deals: list[dict], lang: str) -> list[dict]:
     """The selector's PublicDeal dicts plus what a page shows: path, labels, local money and
     the sender's nickname (interface.md: credited on the site when the price goes live)."""
-    credited = published.credits([d["id"] for d in deals])
+    notes = published.page_notes([d["id"] for d in deals])
     return [
         {
             **d,
-            "credit": credited.get(d["id"], ""),
+            "credit": notes.get(d["id"], ("", False))[0],
             "path": _path(d["url"]),
             "kind_label": labels.KIND_LABELS.get(d["kind"], d["kind"]),
             "price_text": _money(d["price_brl"], lang),
             "per_litre_text": _money(d.get("price_per_litre_brl"), lang),
             "couvert_text": _money(d["couvert_brl"], lang),
             "verified_date": dt.date.fromisoformat(d["verified_on"]),
-            "confirmed_text": labels.confirmed_label(d["confirmations"], lang),
+            "confirmed_text": labels.confirmed_label(
+                d["confirmations"], lang, disputed=notes.get(d["id"], ("", False))[1]
+            ),
         }
         for d in deals
     ]

@@ -141,6 +141,30 @@ def test_confirmed_label_from_three_confirmations(client, bar, formats):
     assert "confirmado por 3 pessoas" in label
 
 
+def test_a_disputed_price_is_not_labelled_confirmed_in_the_answers_nor_on_the_pages(
+    client, bar, formats, django_capture_on_commit_callbacks
+):
+    """interface.md: the confirmed label is a published price's; two open disputes make it
+    disputed (still ranked, sent to the moderators): its confirmations stay, not the label."""
+    deal = make_deals(bar, formats, 1)[0]
+    Deal.objects.filter(pk=deal.pk).update(confirmations=3, open_disputes=2, status="disputed")
+    with django_capture_on_commit_callbacks(execute=True):
+        answers.answers_changed()
+    for path in ("/api/v1/search", "/api/v1/cheapest"):
+        for lang, label in (("pt-BR", "confirmado"), ("en", "confirmed")):
+            found = client.get(path, {"city": "sao-paulo", "lang": lang}).json()["deals"][0]
+            assert found["confirmations"] == 3 and label not in found["price_label"]
+    for page in ("/sao-paulo", f"/sao-paulo/{bar.slug}"):
+        html = client.get(page).content.decode()
+        assert "R$" in html and "confirmado por" not in html
+    Deal.objects.filter(pk=deal.pk).update(open_disputes=0, status="published")  # checked
+    with django_capture_on_commit_callbacks(execute=True):
+        answers.answers_changed()
+    found = client.get("/api/v1/search", {"city": "sao-paulo"}).json()["deals"][0]
+    assert "confirmado por 3 pessoas" in found["price_label"]
+    assert "confirmado por 3 pessoas" in client.get(f"/sao-paulo/{bar.slug}").content.decode()
+
+
 def test_cheapest_has_local_time_and_distance_only_with_a_point(client, bar, formats):
     make_deals(bar, formats, 2)
     plain = client.get("/api/v1/cheapest", {"city": "sao-paulo"}).json()

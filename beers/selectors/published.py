@@ -8,7 +8,15 @@ from collections.abc import Iterable
 from django.db.models import BigIntegerField, Func, Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from beers.models import RANKED_STATUSES, City, Deal, DealKind, VenueKind, VenueStatus
+from beers.models import (
+    RANKED_STATUSES,
+    City,
+    Deal,
+    DealKind,
+    DealStatus,
+    VenueKind,
+    VenueStatus,
+)
 
 # A depósito where people cannot drink is not a bar (interface.md: "a deposito only counts when
 # true"): its prices stay out of the rankings and the price index; the datasets list them.
@@ -51,11 +59,17 @@ def median_per_litre_by_format(*, pairs: Iterable[tuple[int, int]]) -> dict[tupl
     return {key: statistics.median(found) for key, found in values.items()}
 
 
-def credits(deal_ids: list[int]) -> dict[int, str]:
-    """The nickname each of these prices credits (its sender's, when given), by price id."""
+def page_notes(deal_ids: list[int]) -> dict[int, tuple[str, bool]]:
+    """What a page says of these prices beyond their PublicDeal, by price id: the nickname
+    each credits (its sender's, "" when none) and whether it is disputed."""
     if not deal_ids:
         return {}
-    return dict(Deal.objects.filter(pk__in=deal_ids).exclude(credit="").values_list("pk", "credit"))
+    return {
+        pk: (credit, status == DealStatus.DISPUTED)
+        for pk, credit, status in Deal.objects.filter(pk__in=deal_ids).values_list(
+            "pk", "credit", "status"
+        )
+    }
 
 
 def price_brand(field: str, *, via: str = "") -> Coalesce:

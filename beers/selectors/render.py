@@ -8,7 +8,7 @@ import datetime as dt
 from django.conf import settings
 
 from beers import labels
-from beers.models import City, DealKind, Venue
+from beers.models import City, DealKind, DealStatus, Venue
 
 from .names import Snapshot
 
@@ -50,6 +50,7 @@ DEAL_COLUMNS = (
     "schedules",
     "verified_at",
     "confirmations",
+    "status",
     "venue__name",
     "venue__slug",
     "venue__lat",
@@ -107,6 +108,7 @@ def public_deal(
                 open_bar_minutes=row["open_bar_minutes"],
                 confirmations=row["confirmations"],
                 lang=lang,
+                disputed=row["status"] == DealStatus.DISPUTED,
             ),
             "kind": row["kind"],
             "when": labels.schedule_text(
