@@ -488,7 +488,11 @@ static PyObject *format_rows(PyObject *self, PyObject *args)
                 f[c].n = 0;
                 continue;
             }
-            if (n < 0 || end - p < n) {
+            if (n < 0) {
+                PyErr_Format(PyExc_ValueError, "column %d: a length of %d", c, (int)n);
+                goto done;
+            }
+            if (end - p < n) {
                 complete = 0;
                 break;
             }

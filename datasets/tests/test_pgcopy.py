@@ -419,3 +419,5 @@ def test_the_formatter_refuses_a_row_it_cannot_write(change, message):
         _dealrows.format(_tuple(*fields), TABLES)
     with pytest.raises(ValueError, match="22 columns, 23 expected"):
         _dealrows.format(_tuple(*_good_fields()[:-1]), TABLES)
+    with pytest.raises(ValueError, match="column 0: a length of -2"):
+        _dealrows.format((23).to_bytes(2, "big") + b"\xff\xff\xff\xfe", TABLES)
