@@ -90,6 +90,19 @@ def test_fast_path_writes_the_portable_paths_bytes(world, tmp_path, monkeypatch)
     assert b'"Bar ""Tab""' in fast["sao-paulo/venues.csv"]
 
 
+def test_fast_path_writes_the_portable_paths_bytes_for_the_demo_data(db, tmp_path, monkeypatch):
+    """Every city of the demo data set (its servings, schedules, promos, open bars, disputed
+    prices, conditions, bars without a bairro): the same tree either way."""
+    from beers.demo import demo_load
+
+    demo_load()
+    fast, portable = _both(tmp_path, monkeypatch)
+    assert fast.keys() == portable.keys()
+    assert sum(name.endswith("deals.csv") for name in fast) >= 3
+    for name in fast:
+        assert fast[name] == portable[name], name
+
+
 def test_fast_path_with_no_prices_at_all(db, tmp_path, monkeypatch):
     City.objects.create(
         slug="so-cidade",
