@@ -40,12 +40,12 @@ from beers.models import Beer, Brand, City, Deal, Format, Venue
 from beers.selectors.published import price_brand, published_deals
 
 from . import patch, rows
+from .models import DealRowCity, RowChange
 
 try:
     from . import _dealrows
 except ImportError:  # not built (no C compiler at install): the portable path writes the files
     _dealrows = None
-from .models import DealRowCity, RowChange
 
 # _dealrows is compiled from this source when the project is installed (pyproject.toml).
 _DEALROWS_SOURCE = Path(__file__).with_name("_dealrows.c")
