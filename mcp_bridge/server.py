@@ -529,11 +529,12 @@ class McpMount:
             transport_security=security,
         )
 
-    async def _refused(self, scope, receive, send) -> bool:
-        """The SDK's Host, Origin and Content-Type checks, before anything reads the body: a
-        page of a refused origin got "invalid request" (400) for a malformed body, and its
-        requests counted against the address's rate, instead of 403."""
-        refusal = await self.guard.validate_request(Request(scope), is_post=True)
+    async def _refused(self, scope, receive, send, *, post: bool) -> bool:
+        """The SDK's Host, Origin and (on a POST) Content-Type checks, before anything reads
+        the body and whatever the method: a page of a refused origin got "invalid request"
+        (400) for a malformed body, and its requests counted against the address's rate,
+        instead of 403; a GET under another Host got 405, not 421."""
+        refusal = await self.guard.validate_request(Request(scope), is_post=post)
         if refusal is None:
             return False
         errors = _JsonErrors(send)
@@ -543,11 +544,12 @@ class McpMount:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] == "http":
-            if scope["method"] != "POST":
-                await _only_post(send)
-                return
             scope = _case_folded(scope)
-            if await self._refused(scope, receive, send):
+            post = scope["method"] == "POST"
+            if await self._refused(scope, receive, send, post=post):
+                return
+            if not post:
+                await _only_post(send)
                 return
             try:  # in time and up to the SDK's limit (config/bodies.py)
                 messages = await read_body(scope, receive, BODY_PEEK_LIMIT)

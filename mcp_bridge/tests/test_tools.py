@@ -788,6 +788,20 @@ def test_a_refused_host_or_origin_is_refused_whatever_the_body(live, api, body):
         assert words in refused.json()["error"]["message"]
 
 
+def test_a_refused_host_or_origin_is_refused_whatever_the_method(live, api):
+    """decisions.md: another Host answers 421, another Origin 403; a GET or DELETE of a
+    refused host got 405 (the method was checked first)."""
+    for method in ("GET", "DELETE", "OPTIONS", "PUT"):
+        for headers, status, words in (
+            ({"Origin": "https://evil.example"}, 403, "Origin"),
+            ({"Host": "evil.example"}, 421, "Host"),
+        ):
+            refused = api.request(method, "/mcp", headers=headers)
+            assert refused.status_code == status, (method, headers)
+            assert words in refused.json()["error"]["message"]
+        assert api.request(method, "/mcp").status_code == 405, method
+
+
 def test_nesting_past_the_parsers_depth_is_a_parse_error_not_a_crash(live, api):
     """orjson stops at 1024 levels and json's fallback raised RecursionError: a 500 in plain
     text for a 2 KB body."""
