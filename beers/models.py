@@ -593,7 +593,9 @@ class Deal(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.venue} · {self.format_id} · {self.price_cents / 100:.2f}"
+        # the format's code, not its number: which serving of the bar (the admin's lists
+        # select the format with the price)
+        return f"{self.venue} · {self.format.code} · {self.price_cents / 100:.2f}"
 
     def save(self, *args, **kwargs):
         """The brand of a price with a known beer is that beer's brand, none for a beer without

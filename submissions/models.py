@@ -87,7 +87,9 @@ class PriceSubmission(QueuedWrite):
         verbose_name_plural = _("envios de preço")
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.city_id} {self.format_id} ({self.state})"
+        # the city's slug and the format's code, not their numbers (the admin's list selects
+        # both with the submission)
+        return f"#{self.pk} {self.city.slug} {self.format.code} ({self.state})"
 
 
 class CityRequest(QueuedWrite):

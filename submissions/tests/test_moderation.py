@@ -966,6 +966,10 @@ def test_a_report_of_a_wrong_price_is_corrected(mod, world, api, writes_open):
     listing = mod.get(reverse("admin:submissions_report_changelist")).content.decode()
     url = reverse("admin:submissions_disputeddeal_correct", args=[world.deal.pk])
     assert f"{url}?report={wrong.pk}" in listing
+    # the price named by its bar, its serving's format code and its amount (the format's
+    # number told a moderator nothing)
+    deal = world.deal
+    assert f"{deal.venue.name} · {deal.format.code} · {deal.price_cents / 100:.2f}" in listing
     response = mod.post(f"{url}?report={wrong.pk}", {"price": "10,50", "report": wrong.pk})
     assert response.status_code == 302
     deal = Deal.objects.get(pk=world.deal.pk)
