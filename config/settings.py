@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "corsheaders.middleware.CorsMiddleware",
     "beers.api.middleware.ApiOuterErrorMiddleware",
+    "beers.hosts.allowed_host_middleware",  # another Host: the site's 400, DEBUG or not
     "django.contrib.sessions.middleware.SessionMiddleware",
     "beers.locale.AdminLocaleMiddleware",  # Accept-Language for the admin only
     "django.middleware.common.CommonMiddleware",

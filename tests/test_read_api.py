@@ -995,20 +995,27 @@ def test_unknown_api_paths_are_json_404s(client, db, path):
 
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_host_not_allowed_gets_a_json_400_under_the_api(client, db, settings, debug):
-    """Refused in CommonMiddleware, before the API's own error handling; with DEBUG too
-    (`make run`), where Django would show its traceback page."""
+    """Refused before the API's own error handling; with DEBUG too (`make run`), where Django
+    showed its traceback page and settings (an outside abuse audit: `/`, `/sao-paulo`,
+    `/admin/`, `/static/…`)."""
     settings.DEBUG = debug
     for method in (client.get, client.post):
         for path in ("/api/v1/status", "/api/v1/cities.json", "/api/v1/search"):
-            response = method(path, HTTP_HOST="evil.example")
+            response = method(path, HTTP_HOST="evil.example", HTTP_ORIGIN="https://x.example")
             assert response.status_code == 400
             answer = response.json()
             assert answer["error"] == "invalid_request"
-            assert [i["path"] for i in answer["issues"]] == ["request" if debug else "Host"]
+            assert [i["path"] for i in answer["issues"]] == ["Host"]
             assert "evil" not in response.content.decode()
-    if not debug:  # a site page: HTML, and with DEBUG Django's own page, as for any page
-        page = client.get("/sao-paulo", HTTP_HOST="evil.example")
-        assert page.status_code == 400 and b"Requisi" in page.content
+            assert response["Access-Control-Allow-Origin"] == "*"
+    for path, words in (("/sao-paulo", b"Requisi"), ("/en/sao-paulo", b"Bad request")):
+        for host in ("evil.example", "evil.example:8000"):
+            page = client.get(path, HTTP_HOST=host)
+            assert page.status_code == 400 and words in page.content, (path, host)
+            assert b"Traceback" not in page.content and b"evil" not in page.content
+            assert page["Content-Security-Policy"].startswith("default-src 'none'")
+    admin = client.get("/admin/", HTTP_HOST="evil.example")
+    assert admin.status_code == 400 and b"Traceback" not in admin.content
 
 
 def test_a_querys_own_error_does_not_mark_the_database_down(db):
