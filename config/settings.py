@@ -464,6 +464,10 @@ X_FRAME_OPTIONS = "DENY"
 # limit for menu photos, and the ASGI router's for every body).
 DATA_UPLOAD_MAX_MEMORY_SIZE = 2_200_000
 
+# The only login is the admin's: after it, a `next` that is not the site's own (refused as an
+# open redirect) leads to the admin, not to Django's /accounts/profile/ (a 404 here).
+LOGIN_REDIRECT_URL = "admin:index"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

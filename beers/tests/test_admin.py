@@ -72,6 +72,24 @@ def test_add_page_renders_unless_rows_come_from_services(admin, model):
     assert response.status_code == (403 if model in READ_ONLY_ADD else 200)
 
 
+def test_a_login_with_a_foreign_next_lands_on_the_admin(client, django_user_model):
+    """An unsafe `next` is refused (no open redirect); the moderator then lands on the admin,
+    not on Django's /accounts/profile/, which is a 404 here."""
+    django_user_model.objects.create_user("mod", password="a-long-pass-phrase", is_staff=True)
+    for unsafe in ("https://evil.example/", "//evil.example/x"):
+        response = client.post(
+            f"{reverse('admin:login')}?next={unsafe}",
+            {"username": "mod", "password": "a-long-pass-phrase", "next": unsafe},
+        )
+        assert response.status_code == 302 and response["Location"] == reverse("admin:index")
+        client.logout()
+    response = client.post(
+        reverse("admin:login"),
+        {"username": "mod", "password": "a-long-pass-phrase", "next": "/admin/beers/deal/"},
+    )
+    assert response["Location"] == "/admin/beers/deal/"
+
+
 def test_admin_pages_carry_the_sites_icon(admin, client):
     """Without one the browser asks for /favicon.ico: a 404 and a console error on every admin
     page (an outside audit in Chromium). The same icon as the site's pages."""
