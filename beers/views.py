@@ -61,22 +61,25 @@ def _deal_rows(deals: list[dict], lang: str) -> list[dict]:
     """The selector's PublicDeal dicts plus what a page shows: path, labels, local money and
     the sender's nickname (interface.md: credited on the site when the price goes live)."""
     notes = published.page_notes([d["id"] for d in deals])
-    return [
-        {
-            **d,
-            "credit": notes.get(d["id"], ("", False))[0],
-            "path": _path(d["url"]),
-            "kind_label": labels.KIND_LABELS.get(d["kind"], d["kind"]),
-            "price_text": _money(d["price_brl"], lang),
-            "per_litre_text": _money(d.get("price_per_litre_brl"), lang),
-            "couvert_text": _money(d["couvert_brl"], lang),
-            "verified_date": dt.date.fromisoformat(d["verified_on"]),
-            "confirmed_text": labels.confirmed_label(
-                d["confirmations"], lang, disputed=notes.get(d["id"], ("", False))[1]
-            ),
-        }
-        for d in deals
-    ]
+    rows = []
+    for d in deals:
+        credit, disputed = notes.get(d["id"], ("", False))
+        rows.append(
+            {
+                **d,
+                "credit": credit,
+                "path": _path(d["url"]),
+                "kind_label": labels.KIND_LABELS.get(d["kind"], d["kind"]),
+                "price_text": _money(d["price_brl"], lang),
+                "per_litre_text": _money(d.get("price_per_litre_brl"), lang),
+                "couvert_text": _money(d["couvert_brl"], lang),
+                "verified_date": dt.date.fromisoformat(d["verified_on"]),
+                "confirmed_text": labels.confirmed_label(
+                    d["confirmations"], lang, disputed=disputed
+                ),
+            }
+        )
+    return rows
 
 
 DATE_FORMATS = {"pt-BR": "d/m/Y", "en": "M j, Y"}  # 06/11/2026, Nov 6, 2026 (as the `when` texts)

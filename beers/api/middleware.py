@@ -98,8 +98,8 @@ def without_cookies(response):
 class ApiOuterErrorMiddleware(MiddlewareMixin):
     """Every error answer under /api/ that is not JSON becomes an ErrorResponse here: Django's
     own pages from the views' chain (a 405, a 404), and what is refused before it, in the
-    middleware outside ApiErrorMiddleware (a Host not in ALLOWED_HOSTS, raised in
-    CommonMiddleware: an HTML page, with DEBUG its traceback page). Sits inside the CORS
+    middleware outside ApiErrorMiddleware (a Host not in ALLOWED_HOSTS is answered by
+    beers.hosts, inside this one, already as JSON). Sits inside the CORS
     middleware, which then adds its headers to the answer given here, and outside the session
     and CSRF middleware, whose cookies it takes off (without_cookies)."""
 

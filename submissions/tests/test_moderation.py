@@ -8,7 +8,9 @@ from django.contrib.admin.models import LogEntry
 from django.core import mail
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
@@ -26,6 +28,7 @@ from beers.services import deal_create, deal_record_check
 from submissions.models import (
     BarOwnerMessage,
     CityRequest,
+    DealConfirmation,
     DealDispute,
     PriceSubmission,
     Report,
@@ -966,10 +969,6 @@ def test_a_report_of_a_wrong_price_is_corrected(mod, world, api, writes_open):
     listing = mod.get(reverse("admin:submissions_report_changelist")).content.decode()
     url = reverse("admin:submissions_disputeddeal_correct", args=[world.deal.pk])
     assert f"{url}?report={wrong.pk}" in listing
-    # the price named by its bar, its serving's format code and its amount (the format's
-    # number told a moderator nothing)
-    deal = world.deal
-    assert f"{deal.venue.name} · {deal.format.code} · {deal.price_cents / 100:.2f}" in listing
     response = mod.post(f"{url}?report={wrong.pk}", {"price": "10,50", "report": wrong.pk})
     assert response.status_code == 302
     deal = Deal.objects.get(pk=world.deal.pk)
@@ -1201,8 +1200,6 @@ def test_a_report_resolved_changes_no_price(mod, world, api, writes_open):
 
 
 def test_the_disputed_queue_loads_suggested_prices_for_the_whole_page_at_once(mod):
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     from beers.tests.factories import DealFactory
 
@@ -1476,3 +1473,42 @@ def test_approving_a_price_seen_too_long_ago_to_rank_warns_the_moderator(
     )
     deal = PriceSubmission.objects.get(pk=bulk.pk).deal
     assert any(f"#{deal.pk} está nos dados abertos" in m for m in _messages(answer))
+
+
+@pytest.mark.parametrize(
+    ("changelist", "make"),
+    [
+        ("admin:submissions_dealconfirmation_changelist", "confirmation"),
+        ("admin:submissions_dealdispute_changelist", "dispute"),
+        ("admin:submissions_report_changelist", "report"),
+    ],
+)
+def test_lists_naming_prices_cost_the_same_queries_for_1_or_12_rows(mod, world, changelist, make):
+    """Each row names its price ('bar · format code · amount'): the bar and the format come
+    with the rows, never a query per row."""
+
+    def add(n: int) -> None:
+        for i in range(n):
+            deal = deal_create(venue=world.venue, format=world.format, price_cents=1000 + i)
+            if make == "confirmation":
+                DealConfirmation.objects.create(
+                    deal=deal, address_hash=f"h{i}", day=dt.date(2026, 12, 1)
+                )
+            elif make == "dispute":
+                DealDispute.objects.create(
+                    deal=deal, address_hash=f"h{i}", day=dt.date(2026, 12, 1)
+                )
+            else:
+                Report.objects.create(
+                    deal=deal, venue=world.venue, reason="wrong_price", address_hash=f"h{n}-{i}"
+                )
+
+    counts = []
+    for n in (1, 11):
+        add(n)
+        with CaptureQueriesContext(connection) as queries:
+            page = mod.get(reverse(changelist))
+        assert page.status_code == 200
+        assert f"{world.venue.name} · {world.format.code} · 10.00" in page.content.decode()
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
