@@ -20,7 +20,7 @@ from django.db import transaction
 
 from beers import data_version, degraded
 from beers.errors import ApplicationError
-from beers.outage import DATABASE_ERRORS, STORE, database_call
+from beers.outage import DATABASE, DATABASE_ERRORS, STORE, database_call
 from beers.selectors import names
 from beers.selectors.ranking import Answer
 
@@ -70,7 +70,8 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
     round trip reads both).
 
     A database that does not answer becomes the degraded 503 (the static datasets still work),
-    at once for a few seconds after (beers.outage; answers still in the cache are served).
+    at once for a few seconds after (beers.outage), for an answer still in the cache too
+    (ensure_database).
     """
     key = "live:v4:" + hashlib.sha256(repr(key_parts).encode()).hexdigest()
     now = time.time()
@@ -83,6 +84,7 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
         body, computed_at, ttl, computed_version, zone = hit
         # an answer computed at a later time than now (the clock was set back) is not reused
         if computed_at <= now < computed_at + ttl and computed_version == version:
+            ensure_database()
             if zone is not None:
                 body = _local_time_now(body, zone, now)
             return CachedAnswer(body, max(0, int(now - computed_at)))
@@ -98,6 +100,22 @@ def answer_cached(key_parts: tuple, compute: Callable[[], Answer]) -> CachedAnsw
         # the version read before computing: a change meanwhile makes this entry stale at once
         _cache_set(key, (body, now, ttl, version, answer.clock_zone), ttl)
     return CachedAnswer(body)
+
+
+# How long a database that answered a call is taken to answer still, for a cached answer.
+REACHED_SECONDS = 1.0
+
+
+def ensure_database() -> None:
+    """decisions.md: the live reads answer the degraded 503 when the database cannot be
+    reached, an answer the cache holds too (the client is sent to the static datasets, as
+    for any other read then). Unless the database answered this process within the last
+    REACHED_SECONDS, a trivial query asks it: at most one a second on a busy process, whose
+    computed answers keep it known to answer."""
+    if DATABASE.answered_within(REACHED_SECONDS) and not DATABASE.down():
+        return
+    if not degraded.database_ok():
+        raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)
 
 
 _LOCAL_TIME = b',"local_time":"'

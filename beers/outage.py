@@ -40,9 +40,17 @@ class Outage:
     def __init__(self, name: str, seconds: float):
         self.name, self.seconds = name, seconds
         self._until = 0.0
+        self._answered = -float("inf")
 
     def down(self) -> bool:
         return time.monotonic() < self._until
+
+    def answered(self) -> None:
+        """It just answered a call."""
+        self._answered = time.monotonic()
+
+    def answered_within(self, seconds: float) -> bool:
+        return time.monotonic() - self._answered < seconds
 
     def failed(self) -> None:
         if not self.down():
@@ -52,6 +60,7 @@ class Outage:
     def back(self) -> None:
         """Forget the outage (tests)."""
         self._until = 0.0
+        self._answered = -float("inf")
 
 
 STORE = Outage("shared cache", 10.0)
@@ -96,3 +105,4 @@ def database_call() -> Iterator[None]:
     except DATABASE_ERRORS as exc:
         database_failed(exc)
         raise
+    DATABASE.answered()

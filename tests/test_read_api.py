@@ -17,7 +17,7 @@ from beers.selectors import cities, names
 from beers.selectors.published import price_brand
 from beers.services import deal_create, venue_create
 from tests.conftest import make_deals
-from tests.live import free_port, served
+from tests.live import Relay, free_port, served
 from tests.transactions import Held, finish, started
 
 pytestmark = pytest.mark.django_db
@@ -872,6 +872,46 @@ def test_unreachable_database_degrades_live_reads(tmp_path):
             )
             assert login.status_code == 503, login.text[:300]
             assert "Retry-After" in login.headers and "text/html" in login.headers["content-type"]
+
+
+@pytest.mark.live
+def test_a_cached_answer_is_degraded_once_the_database_stops_answering(
+    transactional_db, bar, formats, tmp_path
+):
+    """decisions.md: the live reads answer the degraded 503 when the database cannot be
+    reached. A real server reaches PostgreSQL through a relay; once the relay is cut, an
+    answer its cache still holds is degraded too (it was served 200 from the cache)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("a served app on the test's PostgreSQL database")
+    make_deals(bar, formats, 2)
+    db = connection.settings_dict
+    relay = Relay(int(db["PORT"] or 5432))
+    env = {
+        "DATABASE_URL": f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@127.0.0.1:"
+        f"{relay.port}/{db['NAME']}",
+        "DEBUG": "1",
+        "DB_CONNECT_TIMEOUT": "1",
+        "DB_POOL_TIMEOUT": "1",
+        "DEGRADED_FLAG_PATH": str(tmp_path / "flag.json"),
+        "VERSIONS_DIR": str(tmp_path / "versions"),
+        "REDIS_URL": "",
+    }
+    try:
+        with served(env) as base:
+            search = base + "/api/v1/search?city=sao-paulo"
+            first = httpx.get(search, timeout=10)
+            assert first.status_code == 200 and len(first.json()["deals"]) == 2
+            hit = httpx.get(search, timeout=10)
+            assert hit.json()["as_of"] == first.json()["as_of"]  # from the cache
+            relay.cut()
+            time.sleep(answers.REACHED_SECONDS + 0.2)
+            for _ in range(2):  # asked, then known down
+                down = httpx.get(search, timeout=10)
+                assert down.status_code == 503, down.text
+                assert down.json()["error"] == "degraded" and "Retry-After" in down.headers
+            assert httpx.get(base + "/api/v1/status", timeout=10).json()["db"] is False
+    finally:
+        relay.cut()
 
 
 @pytest.mark.live
