@@ -203,9 +203,11 @@ def _slug(null=False, max_len=140) -> Callable:
     return check
 
 
-# JSON's safe integers (RFC 8259 §6: what every reader, JavaScript's included, reads exactly),
-# which also leaves the sequences room to go on after the largest imported id.
-ID = _int(1, 2**53 - 1)
+# Half of JSON's safe integers (RFC 8259 §6: what every reader, JavaScript's included, reads
+# exactly): the rows created after an import take the ids after the largest imported one, and
+# stay inside them too (an id of 2**53 - 1 imported gave the next bar 2**53, which this
+# importer then refused).
+ID = _int(1, 2**52)
 COUNT = _int(0, 2**31 - 1)  # a positive integer column
 
 
@@ -1013,9 +1015,12 @@ def _import_price_index(root: Path, city: City, result: ImportResult, mirror: bo
         if item.pop("final"):
             cells.append(PriceIndexHistory(city=city, **item))
     # The source closed every month that had ended in the city when it wrote the tree, those
-    # without cells too: the mirror serves them as the source did (never reopening one).
+    # without cells too: the mirror serves them as the source did (never reopening one). The
+    # same minute's leeway as above: a month that ended while the source wrote its files may
+    # still be open there (its cells not final, accepted above); closed here with none of
+    # them kept, it was lost for good.
     months = {cell.month for cell in cells}
-    source_closed = max(last_ended_month(city.tz, min(written_at, now)), *months)
+    source_closed = max([ended, *months])
     # An upsert of the tree's final months: the months this database closed itself and the
     # tree lacks stay as they are; a mirror takes the source's closed months whole (a month
     # it closed itself from its own copy of the data, the source closed empty).
@@ -1073,7 +1078,8 @@ def _csv_rows(
                     _compare_row(rel, count, row, position, *twin)
                 count += 1
         except (UnicodeDecodeError, csv.Error) as exc:
-            raise ImportRefused(rel, f"not valid UTF-8 CSV ({exc})") from None
+            where = f" at line {reader.line_num}" if isinstance(exc, csv.Error) else ""
+            raise ImportRefused(rel, f"not valid UTF-8 CSV{where} ({exc})") from None
     return count
 
 
