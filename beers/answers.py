@@ -112,7 +112,7 @@ def ensure_database() -> None:
     for any other read then). Unless the database answered this process within the last
     REACHED_SECONDS, a trivial query asks it: at most one a second on a busy process, whose
     computed answers keep it known to answer."""
-    if DATABASE.answered_within(REACHED_SECONDS) and not DATABASE.down():
+    if DATABASE.answered_within(REACHED_SECONDS):
         return
     if not degraded.database_ok():
         raise degraded_error(degraded.DEFAULT_RETRY_AFTER, DATABASE_DOWN)

@@ -56,6 +56,7 @@ class Outage:
         if not self.down():
             logger.warning("%s not answering: skipped for %.0f s", self.name, self.seconds)
         self._until = time.monotonic() + self.seconds
+        self._answered = -float("inf")  # an answer before the failure says nothing now
 
     def back(self) -> None:
         """Forget the outage (tests)."""

@@ -874,6 +874,21 @@ def test_unreachable_database_degrades_live_reads(tmp_path):
             assert "Retry-After" in login.headers and "text/html" in login.headers["content-type"]
 
 
+def test_a_cached_answer_is_degraded_at_once_while_the_database_is_known_down(
+    client, bar, formats, django_assert_num_queries
+):
+    """Right after a computed answer the database has just answered, yet a failure since
+    counts first: the cached copy gets the degraded 503 without asking it again."""
+    make_deals(bar, formats, 1)
+    assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 200
+    outage.DATABASE.failed()
+    with django_assert_num_queries(0):
+        down = client.get("/api/v1/search", {"city": "sao-paulo"})
+    assert down.status_code == 503 and down.json()["error"] == "degraded"
+    outage.DATABASE.back()
+    assert client.get("/api/v1/search", {"city": "sao-paulo"}).status_code == 200
+
+
 @pytest.mark.live
 def test_a_cached_answer_is_degraded_once_the_database_stops_answering(
     transactional_db, bar, formats, tmp_path

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from beers.models import City, Deal, PriceCheck, PriceIndexHistory, Venue
 from beers.selectors.price_index import last_ended_month
+from beers.tests.factories import CityFactory
 from datasets.importer import ImportRefused, datasets_import
 from datasets.services import datasets_export
 
@@ -139,15 +140,7 @@ def test_a_city_without_price_index_cells_is_closed_through_a_month(world, tmp_p
     """A city with no prices has a price-index.json without items: its closed months were
     read from no cells at all (max() of one month's text gave '6'), and every export after
     the import failed on that month."""
-    City.objects.create(
-        slug="palmas",
-        name="Palmas",
-        state="TO",
-        timezone="America/Araguaina",
-        lat=-10.18,
-        lng=-48.33,
-        active=True,
-    )
+    CityFactory(slug="palmas", name="Palmas", state="TO", timezone="America/Araguaina")
     first = tmp_path / "first"
     datasets_export(directory=first, progress=False)
     assert read_json(first / "palmas" / "price-index.json")["items"] == []
